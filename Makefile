@@ -1,0 +1,31 @@
+# Pitlane: gRPC and Protocol Buffers for Swift on Linux.
+#   make run    install what is missing, build release, run the main job
+#   make test   install what is missing, run every test suite
+#   make bench  install what is missing, run the benchmarks against their peers
+
+SHELL := /bin/bash
+VENV := $(CURDIR)/.venv
+# The build plugin finds protoc through PROTOC_PATH; the peers' Python comes from .venv.
+export PROTOC_PATH := $(VENV)/bin/protoc
+export PATH := $(VENV)/bin:$(PATH)
+
+.PHONY: bootstrap build run test bench clean
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	swift build -c release
+
+run: build
+	.build/release/protoc-gen-pitlane --demo
+
+test: bootstrap
+	swift test
+	@if [ -f Tests/Peers/run_peer_tests.py ]; then $(VENV)/bin/python Tests/Peers/run_peer_tests.py; fi
+
+bench: bootstrap
+	@scripts/bench
+
+clean:
+	rm -rf .build

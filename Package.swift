@@ -1,0 +1,44 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// A system library reached through pkg-config, installed by `scripts/bootstrap` from Debian.
+func systemLibrary(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "Pitlane",
+    products: [
+        .library(name: "PitlaneProtobuf", targets: ["PitlaneProtobuf"]),
+        .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
+        .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
+    ],
+    targets: [
+        // C libraries: a module map and a header each, no code.
+        systemLibrary("CNGHTTP2", pkgConfig: "libnghttp2", apt: ["libnghttp2-dev"]),
+        systemLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
+        systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
+        systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+
+        // Protocol Buffers: runtime, generator library, protoc plugin, SwiftPM build plugin.
+        .target(name: "PitlaneProtobuf"),
+        .target(name: "PitlaneCodeGen", dependencies: ["PitlaneProtobuf"]),
+        .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
+        .plugin(
+            name: "PitlaneGenerator",
+            capability: .buildTool(),
+            dependencies: ["protoc-gen-pitlane"]
+        ),
+
+        .testTarget(
+            name: "SystemLibraryTests",
+            dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]
+        ),
+        .testTarget(
+            name: "PitlaneProtobufTests",
+            dependencies: ["PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

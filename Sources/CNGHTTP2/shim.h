@@ -1,0 +1,4 @@
+#ifndef PITLANE_CNGHTTP2_SHIM_H
+#define PITLANE_CNGHTTP2_SHIM_H
+#include <nghttp2/nghttp2.h>
+#endif

@@ -1,0 +1,98 @@
+/// Why a message could not be encoded.
+public struct ProtobufEncodingError: Error, Hashable, CustomStringConvertible {
+    /// The protobuf name of the message that was being encoded.
+    public var messageName: String
+
+    public init(messageName: String) {
+        self.messageName = messageName
+    }
+
+    public var description: String {
+        "cannot encode \(messageName): required fields are missing (encode with partial: true to allow it)"
+    }
+}
+
+/// Choices for binary encoding.
+public struct EncodingOptions: Sendable {
+    /// Write map entries in key order, so that equal messages give equal bytes. Default false.
+    public var deterministic: Bool = false
+
+    public init(deterministic: Bool = false) {
+        self.deterministic = deterministic
+    }
+}
+
+extension Message {
+    /// The message in protobuf binary format.
+    ///
+    /// - Parameter partial: encode even when required fields are missing.
+    /// - Throws: `ProtobufEncodingError` when required fields are missing and `partial` is false.
+    @inlinable
+    public func serializedBytes(partial: Bool = false, options: EncodingOptions = .init()) throws -> [UInt8] {
+        guard partial || isInitialized else { throw ProtobufEncodingError(messageName: Self.protoMessageName) }
+        let size = encodedSize()
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var writer = ProtoWriter(filling: UnsafeMutableRawBufferPointer(buffer), deterministic: options.deterministic)
+            encodeFields(to: &writer)
+            precondition(writer.bytesFree == 0, "ProtoWriter: encodedSize() was larger than what was written")
+            count = size
+        }
+    }
+
+    /// Encodes the message at the end of `buffer`, which must hold exactly `encodedSize()` bytes,
+    /// for callers that put a header in front (gRPC's length prefix) without a copy.
+    @inlinable
+    public func encode(into buffer: UnsafeMutableRawBufferPointer, options: EncodingOptions = .init()) {
+        var writer = ProtoWriter(filling: buffer, deterministic: options.deterministic)
+        encodeFields(to: &writer)
+        precondition(writer.bytesFree == 0, "ProtoWriter: buffer size differs from encodedSize()")
+    }
+
+    /// Decodes a message from protobuf binary format.
+    ///
+    /// - Parameters:
+    ///   - bytes: the encoded message; any contiguous byte collection (`[UInt8]`, `Data`, slices).
+    ///   - partial: accept a message whose required fields are missing.
+    ///   - options: recursion and size limits, unknown-field handling.
+    /// - Throws: `ProtobufDecodingError` saying what is wrong and at which byte.
+    @inlinable
+    public init<Bytes: Sequence<UInt8>>(
+        serializedBytes bytes: Bytes, partial: Bool = false, options: DecodingOptions = .defaults
+    ) throws {
+        self.init()
+        try merge(serializedBytes: bytes, partial: partial, options: options)
+    }
+
+    /// Merges fields decoded from protobuf binary format into this message: scalars are
+    /// replaced, repeated fields appended, messages merged.
+    @inlinable
+    public mutating func merge<Bytes: Sequence<UInt8>>(
+        serializedBytes bytes: Bytes, partial: Bool = false, options: DecodingOptions = .defaults
+    ) throws {
+        let decoded: Void? = try bytes.withContiguousStorageIfAvailable { buffer in
+            try merge(from: UnsafeRawBufferPointer(buffer), partial: partial, options: options)
+        }
+        if decoded == nil {
+            try Array(bytes).withUnsafeBytes { try merge(from: $0, partial: partial, options: options) }
+        }
+    }
+
+    /// Merges fields decoded from a raw buffer into this message.
+    public mutating func merge(
+        from buffer: UnsafeRawBufferPointer, partial: Bool = false, options: DecodingOptions = .defaults
+    ) throws {
+        do {
+            guard buffer.count <= options.sizeLimit else {
+                throw ProtobufDecodingError(code: .tooLarge(size: buffer.count, limit: options.sizeLimit), offset: 0)
+            }
+            var reader = ProtoReader(buffer, options: options)
+            try decodeFields(from: &reader)
+            guard partial || isInitialized else {
+                throw ProtobufDecodingError(code: .missingRequiredFields, offset: buffer.count)
+            }
+        } catch var failure as ProtobufDecodingError {
+            failure.messageName = Self.protoMessageName
+            throw failure
+        }
+    }
+}
