@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 /// A system library reached through pkg-config, installed by `scripts/bootstrap` from Debian.

@@ -1,1 +1,4 @@
+import PitlaneProtobuf
 import Testing
+
+@Test func limitDefault() { #expect(ListRacesRequest().limit == 100) }

@@ -18,7 +18,9 @@ public struct ProtoReader {
     @usableFromInline var depth: Int = 0
     @usableFromInline let options: DecodingOptions
 
-    init(_ buffer: UnsafeRawBufferPointer, options: DecodingOptions) {
+    /// A reader over `buffer`, which must outlive it. Generated code never makes one;
+    /// this is for reading wire format without generated types (descriptors, tools).
+    public init(_ buffer: UnsafeRawBufferPointer, options: DecodingOptions = .defaults) {
         // An empty buffer may have no base address; any non-null pointer serves, it is never read.
         let start = buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
         base = start
@@ -289,8 +291,7 @@ public struct ProtoReader {
     }
 
     /// Skips the value of a field whose tag was just read.
-    @usableFromInline
-    mutating func skipField(_ tag: FieldTag) throws {
+    public mutating func skipField(_ tag: FieldTag) throws {
         switch tag.wireType {
         case .varint: _ = try readVarint()
         case .fixed64: _ = try readFixed64()

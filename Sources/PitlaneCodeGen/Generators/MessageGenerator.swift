@@ -1,0 +1,274 @@
+/// Writes a message struct: properties, nested types and the binary codec.
+struct MessageGenerator {
+    let message: MessageInfo
+    let model: ProtoModel
+    let options: GeneratorOptions
+
+    private var access: String { options.accessPrefix }
+    private var runtime: String { FieldInfo.runtime }
+
+    func write(to out: inout CodeWriter) {
+        out.block("\(access)struct \(message.localName): \(runtime)Message {") { out in
+            out.line("\(access)static let protoMessageName = \(SwiftNaming.stringLiteral(message.protoName))")
+            out.line()
+            writeProperties(to: &out)
+            out.line("\(access)var unknownFields = \(runtime)UnknownFields()")
+            out.line()
+            out.line("\(access)init() {}")
+            for oneof in message.oneofs {
+                out.line()
+                writeOneofEnum(oneof, to: &out)
+            }
+            for nested in message.nestedMessages where !nested.descriptor.options.mapEntry {
+                out.line()
+                MessageGenerator(message: nested, model: model, options: options).write(to: &out)
+            }
+            for nested in message.nestedEnums {
+                out.line()
+                EnumGenerator(enumeration: nested, options: options).write(to: &out)
+            }
+            if model.needsInitializationCheck(message) {
+                out.line()
+                writeIsInitialized(to: &out)
+            }
+            out.line()
+            writeDecode(to: &out)
+            out.line()
+            writeEncode(to: &out)
+            out.line()
+            writeSize(to: &out)
+            if message.fields.contains(where: \.hasPresence) {
+                out.line()
+                for field in message.fields where field.hasPresence {
+                    out.line("private var \(field.storageName): \(field.storageType) = nil")
+                }
+            }
+        }
+    }
+
+    // MARK: Properties
+
+    private func writeProperties(to out: inout CodeWriter) {
+        for field in message.fields {
+            let name = SwiftNaming.escaped(field.propertyName)
+            if let oneof = field.oneof {
+                out.block("\(access)var \(name): \(field.valueType) {") { out in
+                    out.line("get { if case .\(name)(let value)? = \(oneof.propertyName) { return value }; return \(field.defaultValue) }")
+                    out.line("set { \(oneof.propertyName) = .\(name)(newValue) }")
+                }
+            } else if field.hasPresence {
+                let read = field.isIndirect ? "\(field.storageName)?.value" : field.storageName
+                let write = field.isIndirect ? "\(runtime)Boxed(newValue)" : "newValue"
+                out.block("\(access)var \(name): \(field.valueType) {") { out in
+                    out.line("get { \(read) ?? \(field.defaultValue) }")
+                    out.line("set { \(field.storageName) = \(write) }")
+                }
+                out.line("/// Whether `\(field.propertyName)` is set.")
+                out.line("\(access)var has\(field.capitalizedName): Bool { \(field.storageName) != nil }")
+                out.line("/// Unsets `\(field.propertyName)`; it reads as its default again.")
+                out.line("\(access)mutating func clear\(field.capitalizedName)() { \(field.storageName) = nil }")
+            } else {
+                out.line("\(access)var \(name): \(field.propertyType) = \(field.defaultValue)")
+            }
+            out.line()
+        }
+        for oneof in message.oneofs {
+            out.line("\(access)var \(SwiftNaming.escaped(oneof.propertyName)): \(oneof.enumName)? = nil")
+            out.line()
+        }
+    }
+
+    private func writeOneofEnum(_ oneof: OneofInfo, to out: inout CodeWriter) {
+        let indirect = oneof.isIndirect ? "indirect " : ""
+        out.block("\(access)\(indirect)enum \(oneof.enumName): Hashable, Sendable {") { out in
+            for field in oneof.fields {
+                out.line("case \(SwiftNaming.escaped(field.propertyName))(\(field.valueType))")
+            }
+        }
+    }
+
+    private func writeIsInitialized(to out: inout CodeWriter) {
+        out.block("\(access)var isInitialized: Bool {") { out in
+            for field in message.fields {
+                if field.presence == .required && field.oneof == nil {
+                    out.line("if \(field.storageName) == nil { return false }")
+                }
+                if let entry = field.mapEntry {
+                    if let value = entry.fields.last?.message, model.needsInitializationCheck(value) {
+                        out.line("if !\(field.storageName).values.allSatisfy(\\.isInitialized) { return false }")
+                    }
+                    continue
+                }
+                guard let target = field.message, model.needsInitializationCheck(target) else { continue }
+                let name = SwiftNaming.escaped(field.propertyName)
+                if field.isRepeated {
+                    out.line("if !\(name).allSatisfy(\\.isInitialized) { return false }")
+                } else if let oneof = field.oneof {
+                    out.line("if case .\(name)(let value)? = \(oneof.propertyName), !value.isInitialized { return false }")
+                } else {
+                    out.line("if \(field.hasPresence ? "has\(field.capitalizedName) && " : "")!\(name).isInitialized { return false }")
+                }
+            }
+            out.line("return true")
+        }
+    }
+
+    // MARK: Binary codec
+
+    private func writeDecode(to out: inout CodeWriter) {
+        out.block("\(access)mutating func decodeFields(from reader: inout \(runtime)ProtoReader) throws {") { out in
+            out.block("while let tag = try reader.nextTag() {") { out in
+                out.switchBlock("tag.rawValue") { out in
+                    for field in message.fields {
+                        writeDecodeCase(field, to: &out)
+                    }
+                    out.line("default:")
+                    out.line("    try reader.readUnknownField(tag, into: &unknownFields)")
+                }
+            }
+        }
+    }
+
+    private func writeDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {
+        let storage = field.storageName
+        if let entry = field.mapEntry {
+            out.line("case \(field.lengthDelimitedTag):")
+            out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
+            return
+        }
+        if field.isRepeated {
+            if field.type.isPackable {
+                let tags = Set([field.tag, field.lengthDelimitedTag]).sorted().map(String.init).joined(separator: ", ")
+                out.line("case \(tags):")
+                if field.isClosedEnum {
+                    out.line("    try reader.readRepeatedClosedEnum(tag: tag, into: &\(storage), unknownFields: &unknownFields)")
+                } else {
+                    out.line("    try reader.readRepeated(\(field.codec), tag: tag, into: &\(storage))")
+                }
+            } else if field.isGroup {
+                out.line("case \(field.tag):")
+                out.line("    var value = \(field.valueType)()")
+                out.line("    try reader.readGroup(into: &value)")
+                out.line("    \(storage).append(value)")
+            } else {
+                out.line("case \(field.tag):")
+                out.line("    \(storage).append(try \(field.codecType).read(from: &reader))")
+            }
+            return
+        }
+        out.line("case \(field.tag):")
+        if let oneof = field.oneof {
+            let name = SwiftNaming.escaped(field.propertyName)
+            let target = SwiftNaming.escaped(oneof.propertyName)
+            if field.message != nil {
+                out.line("    var value = \(field.valueType)()")
+                out.line("    if case .\(name)(let existing)? = \(target) { value = existing }")
+                out.line("    try reader.\(field.isGroup ? "readGroup" : "readMessage")(into: &value)")
+                out.line("    \(target) = .\(name)(value)")
+            } else if field.isClosedEnum {
+                out.line("    if let value = try reader.readClosedEnum(\(field.valueType).self, unknownFields: &unknownFields) {")
+                out.line("        \(target) = .\(name)(value)")
+                out.line("    }")
+            } else {
+                out.line("    \(target) = .\(name)(try \(field.codecType).read(from: &reader))")
+            }
+        } else if field.message != nil {
+            let read = field.isGroup ? "readGroup" : "readMessage"
+            if field.isIndirect {
+                out.line("    var value = \(storage)?.value ?? \(field.valueType)()")
+                out.line("    try reader.\(read)(into: &value)")
+                out.line("    \(storage) = \(runtime)Boxed(value)")
+            } else {
+                out.line("    try reader.\(read)(into: &\(storage))")
+            }
+        } else if field.isClosedEnum {
+            out.line("    if let value = try reader.readClosedEnum(\(field.valueType).self, unknownFields: &unknownFields) {")
+            out.line("        \(storage) = value")
+            out.line("    }")
+        } else {
+            out.line("    \(storage) = try \(field.codecType).read(from: &reader)")
+        }
+    }
+
+    /// Fields are written last to first: the writer fills its buffer from the end.
+    private func writeEncode(to out: inout CodeWriter) {
+        out.block("\(access)func encodeFields(to writer: inout \(runtime)ProtoWriter) {") { out in
+            out.line("writer.writeUnknownFields(unknownFields)")
+            for field in message.fields.reversed() {
+                writeEncodeField(field, to: &out)
+            }
+        }
+    }
+
+    private func writeEncodeField(_ field: FieldInfo, to out: inout CodeWriter) {
+        let storage = field.storageName
+        if let entry = field.mapEntry {
+            out.line("writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
+            return
+        }
+        if field.isRepeated {
+            if field.isGroup {
+                out.line("for value in \(storage).reversed() { writer.writeGroup(value, fieldNumber: \(field.number)) }")
+            } else if field.isPacked {
+                out.line("writer.writePacked(\(field.codec), \(storage), tag: \(field.lengthDelimitedTag))")
+            } else {
+                out.line("writer.writeRepeated(\(field.codec), \(storage), tag: \(field.tag))")
+            }
+            return
+        }
+        let write = field.isGroup
+            ? "writer.writeGroup(value, fieldNumber: \(field.number))"
+            : "writer.writeField(\(field.codec), value, tag: \(field.tag))"
+        if let oneof = field.oneof {
+            out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(oneof.propertyName) { \(write) }")
+        } else if field.hasPresence {
+            out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { \(write) }")
+        } else {
+            out.line("if \(field.isNonDefault(storage)) { writer.writeField(\(field.codec), \(storage), tag: \(field.tag)) }")
+        }
+    }
+
+    private func writeSize(to out: inout CodeWriter) {
+        out.block("\(access)func encodedSize() -> Int {") { out in
+            out.line("var size = unknownFields.encodedSize")
+            for field in message.fields where field.oneof == nil {
+                writeSizeField(field, to: &out)
+            }
+            for oneof in message.oneofs {
+                out.switchBlock("\(oneof.propertyName)") { out in
+                    for field in oneof.fields {
+                        out.line("case .\(SwiftNaming.escaped(field.propertyName))(let value)?: size += \(sizeOfValue(field))")
+                    }
+                    out.line("case nil: break")
+                }
+            }
+            out.line("return size")
+        }
+    }
+
+    private func writeSizeField(_ field: FieldInfo, to out: inout CodeWriter) {
+        let storage = field.storageName
+        let size = "\(runtime)ProtoSize"
+        if let entry = field.mapEntry {
+            out.line("size += \(size).map(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tagSize: \(field.tagSize))")
+        } else if field.isRepeated {
+            if field.isGroup {
+                out.line("for value in \(storage) { size += \(size).group(value, tagSize: \(field.tagSize)) }")
+            } else {
+                let kind = field.isPacked ? "packed" : "repeated"
+                out.line("size += \(size).\(kind)(\(field.codec), \(storage), tagSize: \(field.tagSize))")
+            }
+        } else if field.hasPresence {
+            out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { size += \(sizeOfValue(field)) }")
+        } else {
+            out.line("if \(field.isNonDefault(storage)) { size += \(field.tagSize) + \(field.codecType).size(of: \(storage)) }")
+        }
+    }
+
+    /// The size of a field holding `value`, tag included.
+    private func sizeOfValue(_ field: FieldInfo) -> String {
+        field.isGroup
+            ? "\(runtime)ProtoSize.group(value, tagSize: \(field.tagSize))"
+            : "\(field.tagSize) + \(field.codecType).size(of: value)"
+    }
+}

@@ -1,0 +1,296 @@
+/// The .proto files of one protoc run, with names, features and types resolved for Swift.
+final class ProtoModel {
+    private(set) var files: [String: FileInfo] = [:]
+    /// Messages by full name with a leading dot, as `type_name` spells them.
+    private(set) var messages: [String: MessageInfo] = [:]
+    private(set) var enums: [String: EnumInfo] = [:]
+
+    init(files descriptors: [FileDescriptorProto]) throws {
+        // Names first, across all files, so fields can refer to any type.
+        for descriptor in descriptors {
+            let file = try FileInfo(descriptor)
+            files[descriptor.name] = file
+            let scope = descriptor.package.isEmpty ? "" : "." + descriptor.package
+            for message in descriptor.messageTypes {
+                file.messages.append(register(message, scope: scope, swiftScope: file.typePrefix, parent: nil, features: file.features, file: file))
+            }
+            for enumeration in descriptor.enumTypes {
+                file.enums.append(register(enumeration, scope: scope, swiftScope: file.typePrefix, features: file.features))
+            }
+        }
+        for message in messages.values {
+            try resolveFields(of: message)
+        }
+        for message in messages.values {
+            markIndirectFields(of: message)
+        }
+    }
+
+    private func register(
+        _ descriptor: DescriptorProto, scope: String, swiftScope: String, parent: MessageInfo?,
+        features: Features, file: FileInfo
+    ) -> MessageInfo {
+        let fullName = scope + "." + descriptor.name
+        let swiftName = parent == nil
+            ? swiftScope + SwiftNaming.typeName(descriptor.name)
+            : swiftScope + "." + SwiftNaming.typeName(descriptor.name)
+        let message = MessageInfo(
+            descriptor: descriptor, fullName: fullName, swiftName: swiftName,
+            features: features.applying(descriptor.options.features), file: file
+        )
+        messages[fullName] = message
+        for nested in descriptor.nestedTypes {
+            message.nestedMessages.append(
+                register(nested, scope: fullName, swiftScope: swiftName, parent: message, features: message.features, file: file)
+            )
+        }
+        for enumeration in descriptor.enumTypes {
+            message.nestedEnums.append(register(enumeration, scope: fullName, swiftScope: swiftName + ".", features: message.features))
+        }
+        return message
+    }
+
+    private func register(_ descriptor: EnumDescriptorProto, scope: String, swiftScope: String, features: Features) -> EnumInfo {
+        let fullName = scope + "." + descriptor.name
+        let info = EnumInfo(
+            descriptor: descriptor, fullName: fullName,
+            swiftName: swiftScope + SwiftNaming.typeName(descriptor.name),
+            closed: features.applying(descriptor.options.features).closedEnums
+        )
+        enums[fullName] = info
+        return info
+    }
+
+    private func resolveFields(of message: MessageInfo) throws {
+        guard !message.fieldsResolved else { return }
+        message.fieldsResolved = true
+        let descriptor = message.descriptor
+        let edition = message.file.edition
+        // proto3 `optional` fields sit in synthetic oneofs that are not real oneofs.
+        let syntheticOneofs = Set(descriptor.fields.filter(\.proto3Optional).compactMap(\.oneofIndex))
+        var oneofs: [Int32: OneofInfo] = [:]
+        for (index, name) in descriptor.oneofNames.enumerated() where !syntheticOneofs.contains(Int32(index)) {
+            let oneof = OneofInfo(name: name)
+            oneofs[Int32(index)] = oneof
+            message.oneofs.append(oneof)
+        }
+        for fieldDescriptor in descriptor.fields {
+            guard let type = FieldType(rawValue: fieldDescriptor.type) else {
+                throw GeneratorError("\(message.fullName).\(fieldDescriptor.name): unknown field type \(fieldDescriptor.type)")
+            }
+            var features = message.features
+            if let index = fieldDescriptor.oneofIndex, !syntheticOneofs.contains(index) {
+                features = features.applying(descriptor.oneofFeatures[Int(index)])
+            }
+            features = features.applying(fieldDescriptor.options.features)
+            if let packed = fieldDescriptor.options.packed, edition < .edition2023 { features.packed = packed }
+            if edition == .proto2, fieldDescriptor.label == .required { features.presence = .required }
+            if edition == .proto3, fieldDescriptor.proto3Optional { features.presence = .explicit }
+
+            let field = FieldInfo(descriptor: fieldDescriptor, type: type, features: features)
+            switch type {
+            case .message, .group:
+                guard let target = messages[fieldDescriptor.typeName] else {
+                    throw GeneratorError("\(message.fullName).\(fieldDescriptor.name): unknown type \(fieldDescriptor.typeName)")
+                }
+                field.message = target
+                if target.descriptor.options.mapEntry {
+                    try resolveFields(of: target)
+                    field.mapEntry = target
+                } else if type == .group || features.delimited {
+                    field.isGroup = true
+                }
+            case .enumeration:
+                guard let target = enums[fieldDescriptor.typeName] else {
+                    throw GeneratorError("\(message.fullName).\(fieldDescriptor.name): unknown enum \(fieldDescriptor.typeName)")
+                }
+                field.enumeration = target
+            default:
+                break
+            }
+            if let index = fieldDescriptor.oneofIndex, let oneof = oneofs[index] {
+                field.oneof = oneof
+                oneof.fields.append(field)
+            }
+            message.fields.append(field)
+        }
+        message.fields.sort { $0.number < $1.number }
+    }
+
+    /// Singular message fields whose type contains, directly or not, the message that holds
+    /// them, are boxed: a Swift struct cannot contain itself.
+    private func markIndirectFields(of message: MessageInfo) {
+        for field in message.fields where !field.isRepeated {
+            guard let target = field.message, reaches(from: target, to: message) else { continue }
+            field.isIndirect = true
+            field.oneof?.isIndirect = true
+        }
+    }
+
+    private var reachability: [String: Set<String>] = [:]
+
+    /// Whether `start` holds `goal` through singular message fields.
+    private func reaches(from start: MessageInfo, to goal: MessageInfo) -> Bool {
+        if let known = reachability[start.fullName] { return known.contains(goal.fullName) }
+        var seen: Set<String> = [start.fullName]
+        var pending = [start]
+        while let next = pending.popLast() {
+            for field in next.fields where !field.isRepeated {
+                guard let target = field.message, seen.insert(target.fullName).inserted else { continue }
+                pending.append(target)
+            }
+        }
+        reachability[start.fullName] = seen
+        return seen.contains(goal.fullName)
+    }
+
+    /// Whether a message, or any message it holds, has required fields to check.
+    func needsInitializationCheck(_ message: MessageInfo) -> Bool {
+        if let known = message.needsInitializationCheck { return known }
+        message.needsInitializationCheck = false  // breaks cycles; a cycle adds nothing new
+        let result = message.fields.contains { field in
+            field.presence == .required
+                || (field.mapEntry?.fields.last?.message).map(needsInitializationCheck) ?? false
+                || (field.mapEntry == nil && field.message.map(needsInitializationCheck) ?? false)
+        }
+        message.needsInitializationCheck = result
+        return result
+    }
+}
+
+/// A .proto file and the edition-level facts of its contents.
+final class FileInfo {
+    let descriptor: FileDescriptorProto
+    let edition: Edition
+    let features: Features
+    let typePrefix: String
+    var messages: [MessageInfo] = []
+    var enums: [EnumInfo] = []
+
+    init(_ descriptor: FileDescriptorProto) throws {
+        self.descriptor = descriptor
+        if let number = descriptor.edition, descriptor.syntax == "editions" {
+            guard let edition = Edition(rawValue: number) else {
+                throw GeneratorError("\(descriptor.name): edition \(number) is not supported (2023 and 2024 are)")
+            }
+            self.edition = edition
+        } else {
+            edition = descriptor.syntax == "proto3" ? .proto3 : .proto2
+        }
+        features = Features.defaults(for: edition).applying(descriptor.options.features)
+        typePrefix = SwiftNaming.typePrefix(package: descriptor.package, swiftPrefix: descriptor.options.swiftPrefix)
+    }
+}
+
+final class MessageInfo {
+    let descriptor: DescriptorProto
+    /// `.package.Outer.Inner`.
+    let fullName: String
+    /// `Package_Outer.Inner`.
+    let swiftName: String
+    let features: Features
+    unowned let file: FileInfo
+    var nestedMessages: [MessageInfo] = []
+    var nestedEnums: [EnumInfo] = []
+    /// Fields in field-number order.
+    var fields: [FieldInfo] = []
+    var oneofs: [OneofInfo] = []
+    var needsInitializationCheck: Bool?
+    var fieldsResolved = false
+
+    init(descriptor: DescriptorProto, fullName: String, swiftName: String, features: Features, file: FileInfo) {
+        self.descriptor = descriptor
+        self.fullName = fullName
+        self.swiftName = swiftName
+        self.features = features
+        self.file = file
+    }
+
+    /// The name without the leading dot, as `protoMessageName` reports it.
+    var protoName: String { String(fullName.dropFirst()) }
+    /// The last component of `swiftName`, as declared.
+    var localName: String { String(swiftName.split(separator: ".").last!) }
+}
+
+final class EnumInfo {
+    let descriptor: EnumDescriptorProto
+    let fullName: String
+    let swiftName: String
+    let closed: Bool
+
+    init(descriptor: EnumDescriptorProto, fullName: String, swiftName: String, closed: Bool) {
+        self.descriptor = descriptor
+        self.fullName = fullName
+        self.swiftName = swiftName
+        self.closed = closed
+    }
+
+    var localName: String { String(swiftName.split(separator: ".").last!) }
+
+    /// The Swift case of each value; values with an earlier value's number are aliases.
+    var cases: [(protoName: String, caseName: String, number: Int32, isAlias: Bool)] {
+        var seen: Set<Int32> = []
+        return descriptor.values.map { value in
+            let caseName = SwiftNaming.enumCaseName(value.name, enumName: descriptor.name)
+            return (value.name, caseName, value.number, !seen.insert(value.number).inserted)
+        }
+    }
+}
+
+final class OneofInfo {
+    let name: String
+    var fields: [FieldInfo] = []
+    var isIndirect = false
+
+    init(name: String) {
+        self.name = name
+    }
+
+    var propertyName: String { SwiftNaming.propertyName(name) }
+    var enumName: String { "OneOf_" + SwiftNaming.upperCamelCase(name) }
+}
+
+final class FieldInfo {
+    let descriptor: FieldDescriptorProto
+    let type: FieldType
+    let features: Features
+    var message: MessageInfo?
+    var enumeration: EnumInfo?
+    var mapEntry: MessageInfo?
+    var oneof: OneofInfo?
+    var isGroup = false
+    var isIndirect = false
+
+    init(descriptor: FieldDescriptorProto, type: FieldType, features: Features) {
+        self.descriptor = descriptor
+        self.type = type
+        self.features = features
+    }
+
+    var number: Int { Int(descriptor.number) }
+    var name: String { descriptor.name }
+    var isRepeated: Bool { descriptor.label == .repeated }
+    var propertyName: String { SwiftNaming.propertyName(name) }
+    /// `startTime` → `StartTime`, for `hasStartTime` and `clearStartTime()`.
+    var capitalizedName: String {
+        let property = propertyName
+        return property.prefix(1).uppercased() + property.dropFirst()
+    }
+
+    /// How presence is tracked: repeated fields and oneof members are handled apart.
+    var presence: Features.Presence {
+        if type == .message || type == .group { return features.presence == .required ? .required : .explicit }
+        return features.presence
+    }
+
+    /// Stored as an optional (`_name: T?`) with `has`/`clear` accessors.
+    var hasPresence: Bool { !isRepeated && oneof == nil && presence != .implicit }
+
+    /// Packed when repeated, packable and the features say so.
+    var isPacked: Bool { isRepeated && type.isPackable && features.packed }
+}
+
+struct GeneratorError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

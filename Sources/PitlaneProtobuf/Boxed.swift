@@ -1,0 +1,20 @@
+/// A value kept on the heap, so a message can hold a field of its own type.
+///
+/// Generated code stores singular message fields that lead back to their own message as
+/// `Boxed<Child>?`; the public accessor reads and writes `Child` as usual. Boxes are
+/// immutable and shared, so copying a message stays cheap and value semantics hold.
+public enum Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
+    indirect case value(Value)
+
+    @inlinable
+    public init(_ value: Value) {
+        self = .value(value)
+    }
+
+    @inlinable
+    public var value: Value {
+        switch self {
+        case .value(let value): value
+        }
+    }
+}
