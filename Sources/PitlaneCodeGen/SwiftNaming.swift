@@ -27,7 +27,7 @@ enum SwiftNaming {
     static let reservedMemberNames: Set<String> = [
         "unknownFields", "isInitialized", "hashValue", "debugDescription", "description",
         "encodedSize", "serializedBytes", "protoMessageName", "decodeFields", "encodeFields",
-        "merge", "encode", "with", "hash",
+        "merge", "encode", "with", "hash", "self", "Self", "Type", "Protocol",
     ]
 
     /// `foo_bar_id` → `fooBarID`; `URL` alone stays `url`.
@@ -79,9 +79,12 @@ enum SwiftNaming {
         return package.split(separator: ".").map { upperCamelCase(String($0)) }.joined(separator: "_") + "_"
     }
 
-    /// A message or enum name made safe as a Swift type name.
-    static func typeName(_ name: String) -> String {
-        reservedTypeNames.contains(name) ? name + "Message" : name
+    /// A message or enum name made safe as a Swift type name: with a prefix (a package's,
+    /// or an enclosing type's ending in `.`) it cannot shadow a standard type unless the
+    /// prefix is a scope.
+    static func typeName(_ name: String, prefix: String) -> String {
+        let shadows = (prefix.isEmpty || prefix.hasSuffix(".")) && reservedTypeNames.contains(name)
+        return prefix + (shadows ? name + "Message" : name)
     }
 
     /// A field name as a Swift property name, kept clear of members messages already have.

@@ -230,6 +230,10 @@ struct MessageGenerator {
 
     private func writeSize(to out: inout CodeWriter) {
         out.block("\(access)func encodedSize() -> Int {") { out in
+            guard !message.fields.isEmpty else {
+                out.line("unknownFields.encodedSize")
+                return
+            }
             out.line("var size = unknownFields.encodedSize")
             for field in message.fields where field.oneof == nil {
                 writeSizeField(field, to: &out)

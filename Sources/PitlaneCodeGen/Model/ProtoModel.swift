@@ -32,8 +32,8 @@ final class ProtoModel {
     ) -> MessageInfo {
         let fullName = scope + "." + descriptor.name
         let swiftName = parent == nil
-            ? swiftScope + SwiftNaming.typeName(descriptor.name)
-            : swiftScope + "." + SwiftNaming.typeName(descriptor.name)
+            ? SwiftNaming.typeName(descriptor.name, prefix: swiftScope)
+            : swiftScope + "." + SwiftNaming.typeName(descriptor.name, prefix: "")
         let message = MessageInfo(
             descriptor: descriptor, fullName: fullName, swiftName: swiftName,
             features: features.applying(descriptor.options.features), file: file
@@ -54,7 +54,7 @@ final class ProtoModel {
         let fullName = scope + "." + descriptor.name
         let info = EnumInfo(
             descriptor: descriptor, fullName: fullName,
-            swiftName: swiftScope + SwiftNaming.typeName(descriptor.name),
+            swiftName: SwiftNaming.typeName(descriptor.name, prefix: swiftScope),
             closed: features.applying(descriptor.options.features).closedEnums
         )
         enums[fullName] = info

@@ -21,8 +21,7 @@ public struct Google_Protobuf_Empty: PitlaneProtobuf.Message {
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        return size
+        unknownFields.encodedSize
     }
 }
 

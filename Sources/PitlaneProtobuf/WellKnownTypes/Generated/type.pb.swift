@@ -48,7 +48,7 @@ public enum Google_Protobuf_Syntax: PitlaneProtobuf.ProtoEnum {
     public static let allCases: [Google_Protobuf_Syntax] = [.proto2, .proto3, .editions]
 }
 
-public struct Google_Protobuf_TypeMessage: PitlaneProtobuf.Message {
+public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
     public static let protoMessageName = "google.protobuf.Type"
 
     public var name: String = ""
@@ -512,8 +512,8 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
 
     public var name: String = ""
 
-    public var value: Google_Protobuf_AnyMessage {
-        get { _value ?? Google_Protobuf_AnyMessage() }
+    public var value: Google_Protobuf_Any {
+        get { _value ?? Google_Protobuf_Any() }
         set { _value = newValue }
     }
     /// Whether `value` is set.
@@ -540,17 +540,17 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(unknownFields)
-        if let value = _value { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_AnyMessage>.self, value, tag: 18) }
+        if let value = _value { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value, tag: 18) }
         if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
         var size = unknownFields.encodedSize
         if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        if let value = _value { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_AnyMessage>.size(of: value) }
+        if let value = _value { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.size(of: value) }
         return size
     }
 
-    private var _value: Google_Protobuf_AnyMessage? = nil
+    private var _value: Google_Protobuf_Any? = nil
 }
 

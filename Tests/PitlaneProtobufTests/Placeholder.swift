@@ -1,4 +1,0 @@
-import PitlaneProtobuf
-import Testing
-
-@Test func limitDefault() { #expect(ListRacesRequest().limit == 100) }
