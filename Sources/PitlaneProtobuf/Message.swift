@@ -33,6 +33,20 @@ public protocol Message: Sendable, Hashable {
 
     /// The encoded size of this message's fields in bytes, without encoding them.
     func encodedSize() -> Int
+
+    /// Writes this message's fields as JSON object members (proto3 JSON mapping).
+    func encodeJSONFields(to writer: inout JSONWriter) throws
+
+    /// Reads the value of the JSON member `name` into the field it names (by JSON name or
+    /// proto name); returns false when no field has that name.
+    mutating func decodeJSONField(named name: String, from reader: inout JSONReader) throws -> Bool
+
+    /// Writes this message as a JSON value: an object of its fields, or the special form
+    /// the well-known types have (a Timestamp is a string, a Struct any object).
+    func encodeJSON(to writer: inout JSONWriter) throws
+
+    /// Reads this message from a JSON value, merging into what is set.
+    mutating func decodeJSON(from reader: inout JSONReader) throws
 }
 
 extension Message {

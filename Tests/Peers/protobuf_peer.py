@@ -6,6 +6,12 @@
       message type (seeded), and writes records (type, decode-as type, deterministic bytes).
       Records whose decode-as type differs ask Pitlane to decode with a schema that lacks
       fields, so the rest must survive as unknown fields.
+  generate-json --protos DIR --out CORPUS [--count N] [--seed S]
+      Records (type, JSON text from json_format, deterministic binary) of random messages
+      that have a JSON form (no extensions, Any holding known types, finite Values).
+  verify-json --protos DIR --corpus CORPUS --results RESULTS
+      Pitlane returns (type, its JSON of the message it parsed, its binary of that message);
+      both must parse in Python to the original message.
   verify --protos DIR --corpus CORPUS --results RESULTS
       Reads Pitlane's re-encoding of each record and checks it: byte-identical to Python's
       deterministic encoding, or, for decode-as records, parsing back to the same message.
@@ -23,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 
+from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,8 +73,10 @@ class Filler:
     }
     SPECIAL_FLOATS = [0.0, -0.0, 1.5, -2.25, math.inf, -math.inf, math.nan, 1e-300, 3.4e38]
 
-    def __init__(self, seed):
+    def __init__(self, seed, json_safe=False):
         self.rng = random.Random(seed)
+        # JSON cannot carry everything binary can: keep well-known types within their forms.
+        self.json_safe = json_safe
 
     def integer(self, field_type):
         low, high = self.INT_RANGES[field_type]
@@ -106,6 +115,9 @@ class Filler:
 
     def fill(self, message, depth=0):
         descriptor = message.DESCRIPTOR
+        if self.json_safe and descriptor.full_name in WELL_KNOWN_FILLERS:
+            WELL_KNOWN_FILLERS[descriptor.full_name](self, message, depth)
+            return
         chosen_oneofs = {}
         for oneof in descriptor.oneofs:
             if oneof.fields and self.rng.random() < 0.7:
@@ -149,6 +161,64 @@ class Filler:
                 self.fill(child, depth + 1)
             return
         setattr(message, field.name, self.scalar(field))
+
+
+def fill_timestamp(filler, message, depth):
+    message.seconds = filler.rng.randint(-62135596800, 253402300799)
+    message.nanos = filler.rng.choice([0, 0, 5000000, 123456000, 999999999, filler.rng.randrange(10**9)])
+
+
+def fill_duration(filler, message, depth):
+    sign = filler.rng.choice([1, -1])
+    message.seconds = sign * filler.rng.randint(0, 315576000000)
+    message.nanos = sign * filler.rng.choice([0, 500000000, filler.rng.randrange(10**9)])
+
+
+def fill_field_mask(filler, message, depth):
+    words = ["race", "start_time", "laps", "kart_number", "a", "gap_to_leader"]
+    for _ in range(filler.rng.randint(0, 3)):
+        message.paths.append(".".join(filler.rng.choice(words) for _ in range(filler.rng.randint(1, 2))))
+
+
+def fill_value(filler, message, depth):
+    choice = filler.rng.randrange(6 if depth < 3 else 4)
+    if choice == 0:
+        message.null_value = 0
+    elif choice == 1:
+        message.number_value = filler.rng.choice([0.0, 1.5, -3.0, 1e10, filler.rng.uniform(-1e6, 1e6)])
+    elif choice == 2:
+        message.string_value = filler.text()
+    elif choice == 3:
+        message.bool_value = filler.rng.random() < 0.5
+    elif choice == 4:
+        message.struct_value.SetInParent()  # an empty Struct is still a value
+        fill_struct(filler, message.struct_value, depth + 1)
+    else:
+        message.list_value.SetInParent()
+        for _ in range(filler.rng.randint(0, 3)):
+            fill_value(filler, message.list_value.values.add(), depth + 1)
+
+
+def fill_struct(filler, message, depth):
+    for _ in range(filler.rng.randint(0, 3)):
+        fill_value(filler, message.fields[filler.text()], depth + 1)
+
+
+def fill_any(filler, message, depth):
+    from google.protobuf import duration_pb2, timestamp_pb2, struct_pb2
+    inner = filler.rng.choice([duration_pb2.Duration, timestamp_pb2.Timestamp, struct_pb2.Value])()
+    filler.fill(inner, depth + 1)
+    message.Pack(inner)
+
+
+WELL_KNOWN_FILLERS = {
+    "google.protobuf.Timestamp": fill_timestamp,
+    "google.protobuf.Duration": fill_duration,
+    "google.protobuf.FieldMask": fill_field_mask,
+    "google.protobuf.Value": fill_value,
+    "google.protobuf.Struct": fill_struct,
+    "google.protobuf.Any": fill_any,
+}
 
 
 def has_multi_entry_map(message):
@@ -222,6 +292,97 @@ def generate(args):
     print(f"generated {len(records)} records for {len(classes)} message types")
 
 
+def generate_json(args):
+    classes, _ = compile_protos(args.protos)
+    filler = Filler(args.seed, json_safe=True)
+    records = []
+    for name in sorted(classes):
+        for _ in range(args.count):
+            message = classes[name]()
+            filler.fill(message)
+            text = json_format.MessageToJson(
+                message, preserving_proto_field_name=filler.rng.random() < 0.3,
+                indent=filler.rng.choice([None, 2]), ensure_ascii=filler.rng.random() < 0.5)
+            records.append((name, text, message.SerializeToString(deterministic=True)))
+    write_records(args.out, records)
+    print(f"generated {len(records)} JSON records for {len(classes)} message types")
+
+
+def verify_json(args):
+    classes, _ = compile_protos(args.protos)
+    corpus = read_records(args.corpus)
+    results = read_records(args.results)
+    if len(corpus) != len(results):
+        sys.exit(f"FAIL: {len(corpus)} records sent, {len(results)} returned")
+    failures = []
+    for index, ((name, text, expected), (_, swift_json, swift_binary)) in enumerate(zip(corpus, results)):
+        original = classes[name]()
+        original.ParseFromString(expected)
+        expected = canonical_bytes(original)
+        from_binary = classes[name]()
+        from_binary.ParseFromString(swift_binary)
+        problems = []
+        if canonical_bytes(from_binary) != expected:
+            problems.append(f"parsing Python's JSON gave another message (fields {differing_fields(original, from_binary)})")
+        try:
+            from_json = json_format.Parse(swift_json, classes[name]())
+            if canonical_bytes(from_json) != expected:
+                problems.append("Pitlane's JSON parses to another message")
+        except json_format.ParseError as error:
+            problems.append(f"Pitlane's JSON does not parse: {error}")
+        if problems:
+            failures.append(f"record {index} ({name}): {'; '.join(problems)}\n  python  {text}\n  pitlane {swift_json}")
+    for failure in failures[:5]:
+        print(failure)
+    print(f"records: {len(corpus) - len(failures)} matched, {len(failures)} differed")
+    sys.exit(1 if failures else 0)
+
+
+def canonical_bytes(message):
+    """Deterministic bytes with every Any's payload re-encoded deterministically too: an Any
+    holds opaque bytes, whose map order depends on who packed them."""
+    from google.protobuf import any_pb2, symbol_database
+    def visit(node):
+        if isinstance(node, any_pb2.Any) and node.type_url:
+            inner = symbol_database.Default().GetSymbol(node.TypeName())()
+            node.Unpack(inner)
+            visit(inner)
+            node.value = inner.SerializeToString(deterministic=True)
+            return
+        for field, value in node.ListFields():
+            if field.type not in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
+                continue
+            if field.message_type.GetOptions().map_entry:
+                children = value.values() if field.message_type.fields_by_number[2].message_type else []
+            else:
+                children = value if field.is_repeated else [value]
+            for child in children:
+                visit(child)
+    copy = type(message)()
+    copy.CopyFrom(message)
+    visit(copy)
+    return copy.SerializeToString(deterministic=True)
+
+
+def differing_fields(left, right):
+    """Names of the top-level fields whose encodings differ, for failure messages."""
+    names = []
+    for field in left.DESCRIPTOR.fields:
+        def encoded(message):
+            copy = type(message)()
+            if field.is_repeated:
+                getattr(copy, field.name).MergeFrom(getattr(message, field.name))
+            elif message.HasField(field.name) if field.has_presence else True:
+                if field.type in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_GROUP):
+                    getattr(copy, field.name).CopyFrom(getattr(message, field.name))
+                else:
+                    setattr(copy, field.name, getattr(message, field.name))
+            return copy.SerializeToString(deterministic=True)
+        if encoded(left) != encoded(right):
+            names.append(field.name)
+    return ", ".join(names)
+
+
 def verify(args):
     classes, _ = compile_protos(args.protos)
     corpus = read_records(args.corpus)
@@ -259,12 +420,19 @@ def main():
     gen.add_argument("--out", required=True)
     gen.add_argument("--count", type=int, default=1000)
     gen.add_argument("--seed", type=int, default=1)
-    ver = commands.add_parser("verify")
-    ver.add_argument("--protos", required=True)
-    ver.add_argument("--corpus", required=True)
-    ver.add_argument("--results", required=True)
+    gen_json = commands.add_parser("generate-json")
+    gen_json.add_argument("--protos", required=True)
+    gen_json.add_argument("--out", required=True)
+    gen_json.add_argument("--count", type=int, default=300)
+    gen_json.add_argument("--seed", type=int, default=1)
+    for command in ("verify", "verify-json"):
+        ver = commands.add_parser(command)
+        ver.add_argument("--protos", required=True)
+        ver.add_argument("--corpus", required=True)
+        ver.add_argument("--results", required=True)
     args = parser.parse_args()
-    generate(args) if args.command == "generate" else verify(args)
+    handlers = {"generate": generate, "generate-json": generate_json, "verify": verify, "verify-json": verify_json}
+    handlers[args.command](args)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,40 @@ struct CrossImplementationTests {
         #expect(verdict.contains("records: \(records.count) matched, 0 differed"), "\(verdict)")
     }
 
+    @Test("300 random messages per type as JSON: Python writes, Pitlane reads and writes, Python reads")
+    func randomMessagesJSON() throws {
+        let folder = try PythonPeer.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let corpus = folder.appending(path: "corpus.bin")
+        let results = folder.appending(path: "results.bin")
+        let protos = PythonPeer.testProtos.path
+
+        try PythonPeer.run(["generate-json", "--protos", protos, "--out", corpus.path, "--count", "300", "--seed", "2027"])
+        let records = try PythonPeer.readRecords(corpus)
+        let answers = try records.map { record in
+            let type = try #require(Self.types[record.typeName], "no Swift type for \(record.typeName)")
+            let (json, binary) = try Self.convertJSON(type, record.decodeAs)
+            return PythonPeer.Record(typeName: record.typeName, decodeAs: json, payload: binary)
+        }
+        try PythonPeer.writeRecords(answers, to: results)
+        let verdict = try PythonPeer.run(["verify-json", "--protos", protos, "--corpus", corpus.path, "--results", results.path])
+        #expect(verdict.contains("records: \(records.count) matched, 0 differed"), "\(verdict)")
+    }
+
+    /// Parses Python's JSON; returns Pitlane's JSON and binary encodings of the result.
+    static func convertJSON<M: Message>(_ type: M.Type, _ json: String) throws -> (String, [UInt8]) {
+        let message = try M(jsonString: json, options: jsonOptions)
+        var encoding = JSONEncodingOptions()
+        encoding.typeRegistry = jsonOptions.typeRegistry
+        return (try message.jsonString(options: encoding), try message.serializedBytes(options: EncodingOptions(deterministic: true)))
+    }
+
+    static let jsonOptions: JSONDecodingOptions = {
+        var options = JSONDecodingOptions()
+        options.typeRegistry = MessageTypeRegistry(Array(types.values))
+        return options
+    }()
+
     /// Decodes, encodes deterministically, and checks that decoding Pitlane's own bytes
     /// gives the same bytes again (equality would not do: NaN is unequal to itself).
     static func reencode<M: Message>(_ type: M.Type, _ bytes: [UInt8]) throws -> [UInt8] {

@@ -37,6 +37,10 @@ struct MessageGenerator {
             writeEncode(to: &out)
             out.line()
             writeSize(to: &out)
+            out.line()
+            writeJSONEncode(to: &out)
+            out.line()
+            writeJSONDecode(to: &out)
             if message.fields.contains(where: \.hasPresence) {
                 out.line()
                 for field in message.fields where field.hasPresence {
@@ -53,8 +57,8 @@ struct MessageGenerator {
             let name = SwiftNaming.escaped(field.propertyName)
             if let oneof = field.oneof {
                 out.block("\(access)var \(name): \(field.valueType) {") { out in
-                    out.line("get { if case .\(name)(let value)? = \(oneof.propertyName) { return value }; return \(field.defaultValue) }")
-                    out.line("set { \(oneof.propertyName) = .\(name)(newValue) }")
+                    out.line("get { if case .\(name)(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) { return value }; return \(field.defaultValue) }")
+                    out.line("set { self.\(SwiftNaming.escaped(oneof.propertyName)) = .\(name)(newValue) }")
                 }
             } else if field.hasPresence {
                 let read = field.isIndirect ? "\(field.storageName)?.value" : field.storageName
@@ -91,22 +95,22 @@ struct MessageGenerator {
         out.block("\(access)var isInitialized: Bool {") { out in
             for field in message.fields {
                 if field.presence == .required && field.oneof == nil {
-                    out.line("if \(field.storageName) == nil { return false }")
+                    out.line("if self.\(field.storageName) == nil { return false }")
                 }
                 if let entry = field.mapEntry {
                     if let value = entry.fields.last?.message, model.needsInitializationCheck(value) {
-                        out.line("if !\(field.storageName).values.allSatisfy(\\.isInitialized) { return false }")
+                        out.line("if !self.\(field.storageName).values.allSatisfy(\\.isInitialized) { return false }")
                     }
                     continue
                 }
                 guard let target = field.message, model.needsInitializationCheck(target) else { continue }
                 let name = SwiftNaming.escaped(field.propertyName)
                 if field.isRepeated {
-                    out.line("if !\(name).allSatisfy(\\.isInitialized) { return false }")
+                    out.line("if !self.\(name).allSatisfy(\\.isInitialized) { return false }")
                 } else if let oneof = field.oneof {
-                    out.line("if case .\(name)(let value)? = \(oneof.propertyName), !value.isInitialized { return false }")
+                    out.line("if case .\(name)(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)), !value.isInitialized { return false }")
                 } else {
-                    out.line("if \(field.hasPresence ? "has\(field.capitalizedName) && " : "")!\(name).isInitialized { return false }")
+                    out.line("if \(field.hasPresence ? "self.has\(field.capitalizedName) && " : "")!self.\(name).isInitialized { return false }")
                 }
             }
             out.line("return true")
@@ -123,14 +127,14 @@ struct MessageGenerator {
                         writeDecodeCase(field, to: &out)
                     }
                     out.line("default:")
-                    out.line("    try reader.readUnknownField(tag, into: &unknownFields)")
+                    out.line("    try reader.readUnknownField(tag, into: &self.unknownFields)")
                 }
             }
         }
     }
 
     private func writeDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = field.storageName
+        let storage = "self." + field.storageName
         if let entry = field.mapEntry {
             out.line("case \(field.lengthDelimitedTag):")
             out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
@@ -141,7 +145,7 @@ struct MessageGenerator {
                 let tags = Set([field.tag, field.lengthDelimitedTag]).sorted().map(String.init).joined(separator: ", ")
                 out.line("case \(tags):")
                 if field.isClosedEnum {
-                    out.line("    try reader.readRepeatedClosedEnum(tag: tag, into: &\(storage), unknownFields: &unknownFields)")
+                    out.line("    try reader.readRepeatedClosedEnum(tag: tag, into: &\(storage), unknownFields: &self.unknownFields)")
                 } else {
                     out.line("    try reader.readRepeated(\(field.codec), tag: tag, into: &\(storage))")
                 }
@@ -159,14 +163,14 @@ struct MessageGenerator {
         out.line("case \(field.tag):")
         if let oneof = field.oneof {
             let name = SwiftNaming.escaped(field.propertyName)
-            let target = SwiftNaming.escaped(oneof.propertyName)
+            let target = "self." + SwiftNaming.escaped(oneof.propertyName)
             if field.message != nil {
                 out.line("    var value = \(field.valueType)()")
                 out.line("    if case .\(name)(let existing)? = \(target) { value = existing }")
                 out.line("    try reader.\(field.isGroup ? "readGroup" : "readMessage")(into: &value)")
                 out.line("    \(target) = .\(name)(value)")
             } else if field.isClosedEnum {
-                out.line("    if let value = try reader.readClosedEnum(\(field.valueType).self, unknownFields: &unknownFields) {")
+                out.line("    if let value = try reader.readClosedEnum(\(field.valueType).self, unknownFields: &self.unknownFields) {")
                 out.line("        \(target) = .\(name)(value)")
                 out.line("    }")
             } else {
@@ -182,7 +186,7 @@ struct MessageGenerator {
                 out.line("    try reader.\(read)(into: &\(storage))")
             }
         } else if field.isClosedEnum {
-            out.line("    if let value = try reader.readClosedEnum(\(field.valueType).self, unknownFields: &unknownFields) {")
+            out.line("    if let value = try reader.readClosedEnum(\(field.valueType).self, unknownFields: &self.unknownFields) {")
             out.line("        \(storage) = value")
             out.line("    }")
         } else {
@@ -193,7 +197,7 @@ struct MessageGenerator {
     /// Fields are written last to first: the writer fills its buffer from the end.
     private func writeEncode(to out: inout CodeWriter) {
         out.block("\(access)func encodeFields(to writer: inout \(runtime)ProtoWriter) {") { out in
-            out.line("writer.writeUnknownFields(unknownFields)")
+            out.line("writer.writeUnknownFields(self.unknownFields)")
             for field in message.fields.reversed() {
                 writeEncodeField(field, to: &out)
             }
@@ -201,7 +205,7 @@ struct MessageGenerator {
     }
 
     private func writeEncodeField(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = field.storageName
+        let storage = "self." + field.storageName
         if let entry = field.mapEntry {
             out.line("writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
             return
@@ -220,7 +224,7 @@ struct MessageGenerator {
             ? "writer.writeGroup(value, fieldNumber: \(field.number))"
             : "writer.writeField(\(field.codec), value, tag: \(field.tag))"
         if let oneof = field.oneof {
-            out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(oneof.propertyName) { \(write) }")
+            out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) { \(write) }")
         } else if field.hasPresence {
             out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { \(write) }")
         } else {
@@ -231,15 +235,15 @@ struct MessageGenerator {
     private func writeSize(to out: inout CodeWriter) {
         out.block("\(access)func encodedSize() -> Int {") { out in
             guard !message.fields.isEmpty else {
-                out.line("unknownFields.encodedSize")
+                out.line("self.unknownFields.encodedSize")
                 return
             }
-            out.line("var size = unknownFields.encodedSize")
+            out.line("var size = self.unknownFields.encodedSize")
             for field in message.fields where field.oneof == nil {
                 writeSizeField(field, to: &out)
             }
             for oneof in message.oneofs {
-                out.switchBlock("\(oneof.propertyName)") { out in
+                out.switchBlock("self." + SwiftNaming.escaped(oneof.propertyName)) { out in
                     for field in oneof.fields {
                         out.line("case .\(SwiftNaming.escaped(field.propertyName))(let value)?: size += \(sizeOfValue(field))")
                     }
@@ -251,7 +255,7 @@ struct MessageGenerator {
     }
 
     private func writeSizeField(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = field.storageName
+        let storage = "self." + field.storageName
         let size = "\(runtime)ProtoSize"
         if let entry = field.mapEntry {
             out.line("size += \(size).map(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tagSize: \(field.tagSize))")
@@ -274,5 +278,98 @@ struct MessageGenerator {
         field.isGroup
             ? "\(runtime)ProtoSize.group(value, tagSize: \(field.tagSize))"
             : "\(field.tagSize) + \(field.codecType).size(of: value)"
+    }
+
+    // MARK: JSON
+
+    private func writeJSONEncode(to out: inout CodeWriter) {
+        out.block("\(access)func encodeJSONFields(to writer: inout \(runtime)JSONWriter) throws {") { out in
+            for field in message.fields {
+                let names = "json: \(SwiftNaming.stringLiteral(field.descriptor.jsonName)), proto: \(SwiftNaming.stringLiteral(field.name))"
+                let storage = "self." + field.storageName
+                if let entry = field.mapEntry {
+                    out.line("try writer.writeMapField(\(names), \(entry.fields[0].codec), \(entry.fields[1].codec), \(storage))")
+                } else if field.isRepeated {
+                    out.line("try writer.writeRepeatedField(\(names), \(field.codec), \(storage))")
+                } else if let oneof = field.oneof {
+                    out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) {")
+                    out.line("    try writer.writeField(\(names), \(field.codec), value)")
+                    out.line("}")
+                } else if field.hasPresence {
+                    out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") {")
+                    out.line("    try writer.writeField(\(names), \(field.codec), value)")
+                    out.line("}")
+                } else {
+                    out.line("if \(field.isNonDefault(storage)) || writer.options.alwaysPrintFieldsWithoutPresence {")
+                    out.line("    try writer.writeField(\(names), \(field.codec), \(storage))")
+                    out.line("}")
+                }
+            }
+        }
+    }
+
+    private func writeJSONDecode(to out: inout CodeWriter) {
+        out.block("\(access)mutating func decodeJSONField(named name: String, from reader: inout \(runtime)JSONReader) throws -> Bool {") { out in
+            guard !message.fields.isEmpty else {
+                out.line("false")
+                return
+            }
+            out.switchBlock("name") { out in
+                for field in message.fields {
+                    let names = Set([field.descriptor.jsonName, field.name]).sorted().map(SwiftNaming.stringLiteral)
+                    out.line("case \(names.joined(separator: ", ")):")
+                    writeJSONDecodeCase(field, to: &out)
+                }
+                out.line("default:")
+                out.line("    return false")
+            }
+            out.line("return true")
+        }
+    }
+
+    private func writeJSONDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {
+        let storage = "self." + field.storageName
+        if let entry = field.mapEntry {
+            out.line("    try reader.readMapField(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
+            return
+        }
+        if field.isRepeated {
+            if let enumeration = field.enumeration {
+                out.line("    try reader.readRepeatedEnumField(\(enumeration.swiftName).self, into: &\(storage))")
+            } else {
+                out.line("    try reader.readRepeatedField(\(field.codec), into: &\(storage))")
+            }
+            return
+        }
+        // `null` clears a field, except a google.protobuf.Value, where it is a value.
+        let nullIsValue = field.message?.fullName == ".google.protobuf.Value"
+            || field.enumeration?.fullName == ".google.protobuf.NullValue"
+        let read: String
+        if let enumeration = field.enumeration {
+            read = "try \(runtime)ProtoEnumCodec<\(enumeration.swiftName)>.readEnumJSON(from: &reader)"
+        } else {
+            read = "try \(field.codecType).readJSON(from: &reader)"
+        }
+        let assign: (String) -> String
+        if let oneof = field.oneof {
+            assign = { "self.\(SwiftNaming.escaped(oneof.propertyName)) = .\(SwiftNaming.escaped(field.propertyName))(\($0))" }
+        } else if field.isIndirect {
+            assign = { "\(storage) = \(self.runtime)Boxed(\($0))" }
+        } else {
+            assign = { "\(storage) = \($0)" }
+        }
+        let clear = field.oneof != nil ? "break" : (field.hasPresence ? "\(storage) = nil" : "\(storage) = \(field.defaultValue)")
+        let indent = nullIsValue ? "    " : "        "
+        if !nullIsValue {
+            out.line("    if try reader.consumeNull() {")
+            out.line("        \(clear)")
+            out.line("    } else {")
+        }
+        if field.enumeration != nil {
+            out.line("\(indent)if let value = \(read) { \(assign("value")) }")
+        } else {
+            out.line("\(indent)\(assign(read))")
+        }
+        if !nullIsValue { out.line("    }") }
     }
 }

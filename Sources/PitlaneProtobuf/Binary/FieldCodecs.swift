@@ -18,6 +18,10 @@ public protocol ProtoFieldCodec {
     static func write(_ value: Value, to writer: inout ProtoWriter)
     /// The encoded size of the value without its tag.
     static func size(of value: Value) -> Int
+    /// Writes the value in the proto3 JSON mapping.
+    static func writeJSON(_ value: Value, to writer: inout JSONWriter) throws
+    /// Reads a value in the proto3 JSON mapping (`null` is handled by the caller).
+    static func readJSON(from reader: inout JSONReader) throws -> Value
 }
 
 extension ProtoFieldCodec {
@@ -32,6 +36,10 @@ extension ProtoFieldCodec {
 /// A codec whose values can be map keys; `precedes` is the order of deterministic output.
 public protocol ProtoMapKeyCodec: ProtoFieldCodec {
     static func precedes(_ lhs: Value, _ rhs: Value) -> Bool
+    /// The key as a JSON object member name.
+    static func jsonKey(_ value: Value) -> String
+    /// The key a JSON member name stands for, or nil when it is not one.
+    static func value(fromJSONKey key: String) -> Value?
 }
 
 extension ProtoMapKeyCodec where Value: Comparable {

@@ -15,26 +15,55 @@ public struct Google_Protobuf_Any: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                typeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.typeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                value = try PitlaneProtobuf.ProtoBytes.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoBytes.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoBytes.self, value, tag: 18) }
-        if !typeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, typeURL, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoBytes.self, self.value, tag: 18) }
+        if !self.typeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.typeURL, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !typeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: typeURL) }
-        if !value.isEmpty { size += 1 + PitlaneProtobuf.ProtoBytes.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if !self.typeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.typeURL) }
+        if !self.value.isEmpty { size += 1 + PitlaneProtobuf.ProtoBytes.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.typeURL.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "typeUrl", proto: "type_url", PitlaneProtobuf.ProtoString.self, self.typeURL)
+        }
+        if !self.value.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoBytes.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "typeUrl", "type_url":
+            if try reader.consumeNull() {
+                self.typeURL = ""
+            } else {
+                self.typeURL = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "value":
+            if try reader.consumeNull() {
+                self.value = []
+            } else {
+                self.value = try PitlaneProtobuf.ProtoBytes.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 

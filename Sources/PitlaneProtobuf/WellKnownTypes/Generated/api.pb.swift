@@ -34,50 +34,115 @@ public struct Google_Protobuf_Api: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                methods.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.read(from: &reader))
+                self.methods.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.read(from: &reader))
             case 26:
-                options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
+                self.options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
             case 34:
-                version = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.version = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 42:
-                try reader.readMessage(into: &_sourceContext)
+                try reader.readMessage(into: &self._sourceContext)
             case 50:
-                mixins.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.read(from: &reader))
+                self.mixins.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.read(from: &reader))
             case 56:
-                syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
+                self.syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
             case 66:
-                edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, edition, tag: 66) }
-        if syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, syntax, tag: 56) }
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, mixins, tag: 50)
-        if let value = _sourceContext { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value, tag: 42) }
-        if !version.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, version, tag: 34) }
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tag: 26)
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, methods, tag: 18)
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 66) }
+        if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 56) }
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, self.mixins, tag: 50)
+        if let value = self._sourceContext { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value, tag: 42) }
+        if !self.version.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.version, tag: 34) }
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 26)
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, self.methods, tag: 18)
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, methods, tagSize: 1)
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tagSize: 1)
-        if !version.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: version) }
-        if let value = _sourceContext { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.size(of: value) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, mixins, tagSize: 1)
-        if syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: syntax) }
-        if !edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: edition) }
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, self.methods, tagSize: 1)
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tagSize: 1)
+        if !self.version.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.version) }
+        if let value = self._sourceContext { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.size(of: value) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, self.mixins, tagSize: 1)
+        if self.syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: self.syntax) }
+        if !self.edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.edition) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        try writer.writeRepeatedField(json: "methods", proto: "methods", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, self.methods)
+        try writer.writeRepeatedField(json: "options", proto: "options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if !self.version.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "version", proto: "version", PitlaneProtobuf.ProtoString.self, self.version)
+        }
+        if let value = self._sourceContext {
+            try writer.writeField(json: "sourceContext", proto: "source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value)
+        }
+        try writer.writeRepeatedField(json: "mixins", proto: "mixins", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, self.mixins)
+        if self.syntax.rawValue != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "syntax", proto: "syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax)
+        }
+        if !self.edition.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "edition", proto: "edition", PitlaneProtobuf.ProtoString.self, self.edition)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "methods":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, into: &self.methods)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "version":
+            if try reader.consumeNull() {
+                self.version = ""
+            } else {
+                self.version = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "sourceContext", "source_context":
+            if try reader.consumeNull() {
+                self._sourceContext = nil
+            } else {
+                self._sourceContext = try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.readJSON(from: &reader)
+            }
+        case "mixins":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, into: &self.mixins)
+        case "syntax":
+            if try reader.consumeNull() {
+                self.syntax = Google_Protobuf_Syntax()
+            } else {
+                if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.readEnumJSON(from: &reader) { self.syntax = value }
+            }
+        case "edition":
+            if try reader.consumeNull() {
+                self.edition = ""
+            } else {
+                self.edition = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 
     private var _sourceContext: Google_Protobuf_SourceContext? = nil
@@ -110,50 +175,127 @@ public struct Google_Protobuf_Method: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                requestTypeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.requestTypeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 24:
-                requestStreaming = try PitlaneProtobuf.ProtoBool.read(from: &reader)
+                self.requestStreaming = try PitlaneProtobuf.ProtoBool.read(from: &reader)
             case 34:
-                responseTypeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.responseTypeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 40:
-                responseStreaming = try PitlaneProtobuf.ProtoBool.read(from: &reader)
+                self.responseStreaming = try PitlaneProtobuf.ProtoBool.read(from: &reader)
             case 50:
-                options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
+                self.options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
             case 56:
-                syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
+                self.syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
             case 66:
-                edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, edition, tag: 66) }
-        if syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, syntax, tag: 56) }
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tag: 50)
-        if responseStreaming { writer.writeField(PitlaneProtobuf.ProtoBool.self, responseStreaming, tag: 40) }
-        if !responseTypeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, responseTypeURL, tag: 34) }
-        if requestStreaming { writer.writeField(PitlaneProtobuf.ProtoBool.self, requestStreaming, tag: 24) }
-        if !requestTypeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, requestTypeURL, tag: 18) }
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 66) }
+        if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 56) }
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 50)
+        if self.responseStreaming { writer.writeField(PitlaneProtobuf.ProtoBool.self, self.responseStreaming, tag: 40) }
+        if !self.responseTypeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.responseTypeURL, tag: 34) }
+        if self.requestStreaming { writer.writeField(PitlaneProtobuf.ProtoBool.self, self.requestStreaming, tag: 24) }
+        if !self.requestTypeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.requestTypeURL, tag: 18) }
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        if !requestTypeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: requestTypeURL) }
-        if requestStreaming { size += 1 + PitlaneProtobuf.ProtoBool.size(of: requestStreaming) }
-        if !responseTypeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: responseTypeURL) }
-        if responseStreaming { size += 1 + PitlaneProtobuf.ProtoBool.size(of: responseStreaming) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tagSize: 1)
-        if syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: syntax) }
-        if !edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: edition) }
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        if !self.requestTypeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.requestTypeURL) }
+        if self.requestStreaming { size += 1 + PitlaneProtobuf.ProtoBool.size(of: self.requestStreaming) }
+        if !self.responseTypeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.responseTypeURL) }
+        if self.responseStreaming { size += 1 + PitlaneProtobuf.ProtoBool.size(of: self.responseStreaming) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tagSize: 1)
+        if self.syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: self.syntax) }
+        if !self.edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.edition) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        if !self.requestTypeURL.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "requestTypeUrl", proto: "request_type_url", PitlaneProtobuf.ProtoString.self, self.requestTypeURL)
+        }
+        if self.requestStreaming || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "requestStreaming", proto: "request_streaming", PitlaneProtobuf.ProtoBool.self, self.requestStreaming)
+        }
+        if !self.responseTypeURL.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "responseTypeUrl", proto: "response_type_url", PitlaneProtobuf.ProtoString.self, self.responseTypeURL)
+        }
+        if self.responseStreaming || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "responseStreaming", proto: "response_streaming", PitlaneProtobuf.ProtoBool.self, self.responseStreaming)
+        }
+        try writer.writeRepeatedField(json: "options", proto: "options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if self.syntax.rawValue != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "syntax", proto: "syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax)
+        }
+        if !self.edition.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "edition", proto: "edition", PitlaneProtobuf.ProtoString.self, self.edition)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "requestTypeUrl", "request_type_url":
+            if try reader.consumeNull() {
+                self.requestTypeURL = ""
+            } else {
+                self.requestTypeURL = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "requestStreaming", "request_streaming":
+            if try reader.consumeNull() {
+                self.requestStreaming = false
+            } else {
+                self.requestStreaming = try PitlaneProtobuf.ProtoBool.readJSON(from: &reader)
+            }
+        case "responseTypeUrl", "response_type_url":
+            if try reader.consumeNull() {
+                self.responseTypeURL = ""
+            } else {
+                self.responseTypeURL = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "responseStreaming", "response_streaming":
+            if try reader.consumeNull() {
+                self.responseStreaming = false
+            } else {
+                self.responseStreaming = try PitlaneProtobuf.ProtoBool.readJSON(from: &reader)
+            }
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "syntax":
+            if try reader.consumeNull() {
+                self.syntax = Google_Protobuf_Syntax()
+            } else {
+                if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.readEnumJSON(from: &reader) { self.syntax = value }
+            }
+        case "edition":
+            if try reader.consumeNull() {
+                self.edition = ""
+            } else {
+                self.edition = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -172,26 +314,55 @@ public struct Google_Protobuf_Mixin: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                root = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.root = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !root.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, root, tag: 18) }
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.root.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.root, tag: 18) }
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        if !root.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: root) }
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        if !self.root.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.root) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        if !self.root.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "root", proto: "root", PitlaneProtobuf.ProtoString.self, self.root)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "root":
+            if try reader.consumeNull() {
+                self.root = ""
+            } else {
+                self.root = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 

@@ -15,26 +15,55 @@ public struct Google_Protobuf_Duration: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                seconds = try PitlaneProtobuf.ProtoInt64.read(from: &reader)
+                self.seconds = try PitlaneProtobuf.ProtoInt64.read(from: &reader)
             case 16:
-                nanos = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
+                self.nanos = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if nanos != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, nanos, tag: 16) }
-        if seconds != 0 { writer.writeField(PitlaneProtobuf.ProtoInt64.self, seconds, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.nanos != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.nanos, tag: 16) }
+        if self.seconds != 0 { writer.writeField(PitlaneProtobuf.ProtoInt64.self, self.seconds, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if seconds != 0 { size += 1 + PitlaneProtobuf.ProtoInt64.size(of: seconds) }
-        if nanos != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: nanos) }
+        var size = self.unknownFields.encodedSize
+        if self.seconds != 0 { size += 1 + PitlaneProtobuf.ProtoInt64.size(of: self.seconds) }
+        if self.nanos != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.nanos) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.seconds != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "seconds", proto: "seconds", PitlaneProtobuf.ProtoInt64.self, self.seconds)
+        }
+        if self.nanos != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "nanos", proto: "nanos", PitlaneProtobuf.ProtoInt32.self, self.nanos)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "seconds":
+            if try reader.consumeNull() {
+                self.seconds = 0
+            } else {
+                self.seconds = try PitlaneProtobuf.ProtoInt64.readJSON(from: &reader)
+            }
+        case "nanos":
+            if try reader.consumeNull() {
+                self.nanos = 0
+            } else {
+                self.nanos = try PitlaneProtobuf.ProtoInt32.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 

@@ -13,22 +13,36 @@ public struct Google_Protobuf_FieldMask: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                paths.append(try PitlaneProtobuf.ProtoString.read(from: &reader))
+                self.paths.append(try PitlaneProtobuf.ProtoString.read(from: &reader))
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        writer.writeRepeated(PitlaneProtobuf.ProtoString.self, paths, tag: 10)
+        writer.writeUnknownFields(self.unknownFields)
+        writer.writeRepeated(PitlaneProtobuf.ProtoString.self, self.paths, tag: 10)
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoString.self, paths, tagSize: 1)
+        var size = self.unknownFields.encodedSize
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoString.self, self.paths, tagSize: 1)
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        try writer.writeRepeatedField(json: "paths", proto: "paths", PitlaneProtobuf.ProtoString.self, self.paths)
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "paths":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoString.self, into: &self.paths)
+        default:
+            return false
+        }
+        return true
     }
 }
 

@@ -13,22 +13,42 @@ public struct Google_Protobuf_SourceContext: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                fileName = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.fileName = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !fileName.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, fileName, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.fileName.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.fileName, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !fileName.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: fileName) }
+        var size = self.unknownFields.encodedSize
+        if !self.fileName.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.fileName) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.fileName.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "fileName", proto: "file_name", PitlaneProtobuf.ProtoString.self, self.fileName)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "fileName", "file_name":
+            if try reader.consumeNull() {
+                self.fileName = ""
+            } else {
+                self.fileName = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 

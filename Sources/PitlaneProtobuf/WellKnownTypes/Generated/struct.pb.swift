@@ -51,22 +51,36 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                try reader.readMapEntry(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &fields)
+                try reader.readMapEntry(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        writer.writeMap(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, fields, tag: 10)
+        writer.writeUnknownFields(self.unknownFields)
+        writer.writeMap(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tag: 10)
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        size += PitlaneProtobuf.ProtoSize.map(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, fields, tagSize: 1)
+        var size = self.unknownFields.encodedSize
+        size += PitlaneProtobuf.ProtoSize.map(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tagSize: 1)
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        try writer.writeMapField(json: "fields", proto: "fields", PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "fields":
+            try reader.readMapField(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -74,33 +88,33 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
     public static let protoMessageName = "google.protobuf.Value"
 
     public var nullValue: Google_Protobuf_NullValue {
-        get { if case .nullValue(let value)? = kind { return value }; return Google_Protobuf_NullValue() }
-        set { kind = .nullValue(newValue) }
+        get { if case .nullValue(let value)? = self.kind { return value }; return Google_Protobuf_NullValue() }
+        set { self.kind = .nullValue(newValue) }
     }
 
     public var numberValue: Double {
-        get { if case .numberValue(let value)? = kind { return value }; return 0 }
-        set { kind = .numberValue(newValue) }
+        get { if case .numberValue(let value)? = self.kind { return value }; return 0 }
+        set { self.kind = .numberValue(newValue) }
     }
 
     public var stringValue: String {
-        get { if case .stringValue(let value)? = kind { return value }; return "" }
-        set { kind = .stringValue(newValue) }
+        get { if case .stringValue(let value)? = self.kind { return value }; return "" }
+        set { self.kind = .stringValue(newValue) }
     }
 
     public var boolValue: Bool {
-        get { if case .boolValue(let value)? = kind { return value }; return false }
-        set { kind = .boolValue(newValue) }
+        get { if case .boolValue(let value)? = self.kind { return value }; return false }
+        set { self.kind = .boolValue(newValue) }
     }
 
     public var structValue: Google_Protobuf_Struct {
-        get { if case .structValue(let value)? = kind { return value }; return Google_Protobuf_Struct() }
-        set { kind = .structValue(newValue) }
+        get { if case .structValue(let value)? = self.kind { return value }; return Google_Protobuf_Struct() }
+        set { self.kind = .structValue(newValue) }
     }
 
     public var listValue: Google_Protobuf_ListValue {
-        get { if case .listValue(let value)? = kind { return value }; return Google_Protobuf_ListValue() }
-        set { kind = .listValue(newValue) }
+        get { if case .listValue(let value)? = self.kind { return value }; return Google_Protobuf_ListValue() }
+        set { self.kind = .listValue(newValue) }
     }
 
     public var kind: OneOf_Kind? = nil
@@ -122,42 +136,42 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                kind = .nullValue(try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.read(from: &reader))
+                self.kind = .nullValue(try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.read(from: &reader))
             case 17:
-                kind = .numberValue(try PitlaneProtobuf.ProtoDouble.read(from: &reader))
+                self.kind = .numberValue(try PitlaneProtobuf.ProtoDouble.read(from: &reader))
             case 26:
-                kind = .stringValue(try PitlaneProtobuf.ProtoString.read(from: &reader))
+                self.kind = .stringValue(try PitlaneProtobuf.ProtoString.read(from: &reader))
             case 32:
-                kind = .boolValue(try PitlaneProtobuf.ProtoBool.read(from: &reader))
+                self.kind = .boolValue(try PitlaneProtobuf.ProtoBool.read(from: &reader))
             case 42:
                 var value = Google_Protobuf_Struct()
-                if case .structValue(let existing)? = kind { value = existing }
+                if case .structValue(let existing)? = self.kind { value = existing }
                 try reader.readMessage(into: &value)
-                kind = .structValue(value)
+                self.kind = .structValue(value)
             case 50:
                 var value = Google_Protobuf_ListValue()
-                if case .listValue(let existing)? = kind { value = existing }
+                if case .listValue(let existing)? = self.kind { value = existing }
                 try reader.readMessage(into: &value)
-                kind = .listValue(value)
+                self.kind = .listValue(value)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if case .listValue(let value)? = kind { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self, value, tag: 50) }
-        if case .structValue(let value)? = kind { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self, value, tag: 42) }
-        if case .boolValue(let value)? = kind { writer.writeField(PitlaneProtobuf.ProtoBool.self, value, tag: 32) }
-        if case .stringValue(let value)? = kind { writer.writeField(PitlaneProtobuf.ProtoString.self, value, tag: 26) }
-        if case .numberValue(let value)? = kind { writer.writeField(PitlaneProtobuf.ProtoDouble.self, value, tag: 17) }
-        if case .nullValue(let value)? = kind { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.self, value, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if case .listValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self, value, tag: 50) }
+        if case .structValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self, value, tag: 42) }
+        if case .boolValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoBool.self, value, tag: 32) }
+        if case .stringValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoString.self, value, tag: 26) }
+        if case .numberValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoDouble.self, value, tag: 17) }
+        if case .nullValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.self, value, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        switch kind {
+        var size = self.unknownFields.encodedSize
+        switch self.kind {
         case .nullValue(let value)?: size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.size(of: value)
         case .numberValue(let value)?: size += 1 + PitlaneProtobuf.ProtoDouble.size(of: value)
         case .stringValue(let value)?: size += 1 + PitlaneProtobuf.ProtoString.size(of: value)
@@ -167,6 +181,67 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
         case nil: break
         }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if case .nullValue(let value)? = self.kind {
+            try writer.writeField(json: "nullValue", proto: "null_value", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.self, value)
+        }
+        if case .numberValue(let value)? = self.kind {
+            try writer.writeField(json: "numberValue", proto: "number_value", PitlaneProtobuf.ProtoDouble.self, value)
+        }
+        if case .stringValue(let value)? = self.kind {
+            try writer.writeField(json: "stringValue", proto: "string_value", PitlaneProtobuf.ProtoString.self, value)
+        }
+        if case .boolValue(let value)? = self.kind {
+            try writer.writeField(json: "boolValue", proto: "bool_value", PitlaneProtobuf.ProtoBool.self, value)
+        }
+        if case .structValue(let value)? = self.kind {
+            try writer.writeField(json: "structValue", proto: "struct_value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self, value)
+        }
+        if case .listValue(let value)? = self.kind {
+            try writer.writeField(json: "listValue", proto: "list_value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self, value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "nullValue", "null_value":
+            if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.readEnumJSON(from: &reader) { self.kind = .nullValue(value) }
+        case "numberValue", "number_value":
+            if try reader.consumeNull() {
+                break
+            } else {
+                self.kind = .numberValue(try PitlaneProtobuf.ProtoDouble.readJSON(from: &reader))
+            }
+        case "stringValue", "string_value":
+            if try reader.consumeNull() {
+                break
+            } else {
+                self.kind = .stringValue(try PitlaneProtobuf.ProtoString.readJSON(from: &reader))
+            }
+        case "boolValue", "bool_value":
+            if try reader.consumeNull() {
+                break
+            } else {
+                self.kind = .boolValue(try PitlaneProtobuf.ProtoBool.readJSON(from: &reader))
+            }
+        case "structValue", "struct_value":
+            if try reader.consumeNull() {
+                break
+            } else {
+                self.kind = .structValue(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.readJSON(from: &reader))
+            }
+        case "listValue", "list_value":
+            if try reader.consumeNull() {
+                break
+            } else {
+                self.kind = .listValue(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.readJSON(from: &reader))
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -183,22 +258,36 @@ public struct Google_Protobuf_ListValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                values.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.read(from: &reader))
+                self.values.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.read(from: &reader))
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, values, tag: 10)
+        writer.writeUnknownFields(self.unknownFields)
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values, tag: 10)
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, values, tagSize: 1)
+        var size = self.unknownFields.encodedSize
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values, tagSize: 1)
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        try writer.writeRepeatedField(json: "values", proto: "values", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values)
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "values":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.values)
+        default:
+            return false
+        }
+        return true
     }
 }
 

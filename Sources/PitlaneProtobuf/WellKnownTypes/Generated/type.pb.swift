@@ -80,46 +80,102 @@ public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                fields.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.read(from: &reader))
+                self.fields.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.read(from: &reader))
             case 26:
-                oneofs.append(try PitlaneProtobuf.ProtoString.read(from: &reader))
+                self.oneofs.append(try PitlaneProtobuf.ProtoString.read(from: &reader))
             case 34:
-                options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
+                self.options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
             case 42:
-                try reader.readMessage(into: &_sourceContext)
+                try reader.readMessage(into: &self._sourceContext)
             case 48:
-                syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
+                self.syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
             case 58:
-                edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, edition, tag: 58) }
-        if syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, syntax, tag: 48) }
-        if let value = _sourceContext { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value, tag: 42) }
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tag: 34)
-        writer.writeRepeated(PitlaneProtobuf.ProtoString.self, oneofs, tag: 26)
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, fields, tag: 18)
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 58) }
+        if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 48) }
+        if let value = self._sourceContext { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value, tag: 42) }
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 34)
+        writer.writeRepeated(PitlaneProtobuf.ProtoString.self, self.oneofs, tag: 26)
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, self.fields, tag: 18)
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, fields, tagSize: 1)
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoString.self, oneofs, tagSize: 1)
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tagSize: 1)
-        if let value = _sourceContext { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.size(of: value) }
-        if syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: syntax) }
-        if !edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: edition) }
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, self.fields, tagSize: 1)
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoString.self, self.oneofs, tagSize: 1)
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tagSize: 1)
+        if let value = self._sourceContext { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.size(of: value) }
+        if self.syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: self.syntax) }
+        if !self.edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.edition) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        try writer.writeRepeatedField(json: "fields", proto: "fields", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, self.fields)
+        try writer.writeRepeatedField(json: "oneofs", proto: "oneofs", PitlaneProtobuf.ProtoString.self, self.oneofs)
+        try writer.writeRepeatedField(json: "options", proto: "options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if let value = self._sourceContext {
+            try writer.writeField(json: "sourceContext", proto: "source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value)
+        }
+        if self.syntax.rawValue != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "syntax", proto: "syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax)
+        }
+        if !self.edition.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "edition", proto: "edition", PitlaneProtobuf.ProtoString.self, self.edition)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "fields":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, into: &self.fields)
+        case "oneofs":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoString.self, into: &self.oneofs)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "sourceContext", "source_context":
+            if try reader.consumeNull() {
+                self._sourceContext = nil
+            } else {
+                self._sourceContext = try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.readJSON(from: &reader)
+            }
+        case "syntax":
+            if try reader.consumeNull() {
+                self.syntax = Google_Protobuf_Syntax()
+            } else {
+                if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.readEnumJSON(from: &reader) { self.syntax = value }
+            }
+        case "edition":
+            if try reader.consumeNull() {
+                self.edition = ""
+            } else {
+                self.edition = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 
     private var _sourceContext: Google_Protobuf_SourceContext? = nil
@@ -337,58 +393,153 @@ public struct Google_Protobuf_Field: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                kind = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.read(from: &reader)
+                self.kind = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.read(from: &reader)
             case 16:
-                cardinality = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.read(from: &reader)
+                self.cardinality = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.read(from: &reader)
             case 24:
-                number = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
+                self.number = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
             case 34:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 50:
-                typeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.typeURL = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 56:
-                oneofIndex = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
+                self.oneofIndex = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
             case 64:
-                packed = try PitlaneProtobuf.ProtoBool.read(from: &reader)
+                self.packed = try PitlaneProtobuf.ProtoBool.read(from: &reader)
             case 74:
-                options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
+                self.options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
             case 82:
-                jsonName = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.jsonName = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 90:
-                defaultValue = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.defaultValue = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !defaultValue.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, defaultValue, tag: 90) }
-        if !jsonName.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, jsonName, tag: 82) }
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tag: 74)
-        if packed { writer.writeField(PitlaneProtobuf.ProtoBool.self, packed, tag: 64) }
-        if oneofIndex != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, oneofIndex, tag: 56) }
-        if !typeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, typeURL, tag: 50) }
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 34) }
-        if number != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, number, tag: 24) }
-        if cardinality.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.self, cardinality, tag: 16) }
-        if kind.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.self, kind, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.defaultValue.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.defaultValue, tag: 90) }
+        if !self.jsonName.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.jsonName, tag: 82) }
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 74)
+        if self.packed { writer.writeField(PitlaneProtobuf.ProtoBool.self, self.packed, tag: 64) }
+        if self.oneofIndex != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.oneofIndex, tag: 56) }
+        if !self.typeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.typeURL, tag: 50) }
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 34) }
+        if self.number != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.number, tag: 24) }
+        if self.cardinality.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.self, self.cardinality, tag: 16) }
+        if self.kind.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.self, self.kind, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if kind.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.size(of: kind) }
-        if cardinality.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.size(of: cardinality) }
-        if number != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: number) }
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        if !typeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: typeURL) }
-        if oneofIndex != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: oneofIndex) }
-        if packed { size += 1 + PitlaneProtobuf.ProtoBool.size(of: packed) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tagSize: 1)
-        if !jsonName.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: jsonName) }
-        if !defaultValue.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: defaultValue) }
+        var size = self.unknownFields.encodedSize
+        if self.kind.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.size(of: self.kind) }
+        if self.cardinality.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.size(of: self.cardinality) }
+        if self.number != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.number) }
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        if !self.typeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.typeURL) }
+        if self.oneofIndex != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.oneofIndex) }
+        if self.packed { size += 1 + PitlaneProtobuf.ProtoBool.size(of: self.packed) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tagSize: 1)
+        if !self.jsonName.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.jsonName) }
+        if !self.defaultValue.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.defaultValue) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.kind.rawValue != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "kind", proto: "kind", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.self, self.kind)
+        }
+        if self.cardinality.rawValue != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "cardinality", proto: "cardinality", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.self, self.cardinality)
+        }
+        if self.number != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "number", proto: "number", PitlaneProtobuf.ProtoInt32.self, self.number)
+        }
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        if !self.typeURL.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "typeUrl", proto: "type_url", PitlaneProtobuf.ProtoString.self, self.typeURL)
+        }
+        if self.oneofIndex != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "oneofIndex", proto: "oneof_index", PitlaneProtobuf.ProtoInt32.self, self.oneofIndex)
+        }
+        if self.packed || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "packed", proto: "packed", PitlaneProtobuf.ProtoBool.self, self.packed)
+        }
+        try writer.writeRepeatedField(json: "options", proto: "options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if !self.jsonName.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "jsonName", proto: "json_name", PitlaneProtobuf.ProtoString.self, self.jsonName)
+        }
+        if !self.defaultValue.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "defaultValue", proto: "default_value", PitlaneProtobuf.ProtoString.self, self.defaultValue)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "kind":
+            if try reader.consumeNull() {
+                self.kind = Google_Protobuf_Field.Kind()
+            } else {
+                if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.readEnumJSON(from: &reader) { self.kind = value }
+            }
+        case "cardinality":
+            if try reader.consumeNull() {
+                self.cardinality = Google_Protobuf_Field.Cardinality()
+            } else {
+                if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.readEnumJSON(from: &reader) { self.cardinality = value }
+            }
+        case "number":
+            if try reader.consumeNull() {
+                self.number = 0
+            } else {
+                self.number = try PitlaneProtobuf.ProtoInt32.readJSON(from: &reader)
+            }
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "typeUrl", "type_url":
+            if try reader.consumeNull() {
+                self.typeURL = ""
+            } else {
+                self.typeURL = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "oneofIndex", "oneof_index":
+            if try reader.consumeNull() {
+                self.oneofIndex = 0
+            } else {
+                self.oneofIndex = try PitlaneProtobuf.ProtoInt32.readJSON(from: &reader)
+            }
+        case "packed":
+            if try reader.consumeNull() {
+                self.packed = false
+            } else {
+                self.packed = try PitlaneProtobuf.ProtoBool.readJSON(from: &reader)
+            }
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "jsonName", "json_name":
+            if try reader.consumeNull() {
+                self.jsonName = ""
+            } else {
+                self.jsonName = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "defaultValue", "default_value":
+            if try reader.consumeNull() {
+                self.defaultValue = ""
+            } else {
+                self.defaultValue = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -422,42 +573,95 @@ public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                enumvalue.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.read(from: &reader))
+                self.enumvalue.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.read(from: &reader))
             case 26:
-                options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
+                self.options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
             case 34:
-                try reader.readMessage(into: &_sourceContext)
+                try reader.readMessage(into: &self._sourceContext)
             case 40:
-                syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
+                self.syntax = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.read(from: &reader)
             case 50:
-                edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.edition = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, edition, tag: 50) }
-        if syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, syntax, tag: 40) }
-        if let value = _sourceContext { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value, tag: 34) }
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tag: 26)
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, enumvalue, tag: 18)
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 50) }
+        if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 40) }
+        if let value = self._sourceContext { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value, tag: 34) }
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 26)
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, self.enumvalue, tag: 18)
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, enumvalue, tagSize: 1)
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tagSize: 1)
-        if let value = _sourceContext { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.size(of: value) }
-        if syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: syntax) }
-        if !edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: edition) }
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, self.enumvalue, tagSize: 1)
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tagSize: 1)
+        if let value = self._sourceContext { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.size(of: value) }
+        if self.syntax.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.size(of: self.syntax) }
+        if !self.edition.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.edition) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        try writer.writeRepeatedField(json: "enumvalue", proto: "enumvalue", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, self.enumvalue)
+        try writer.writeRepeatedField(json: "options", proto: "options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if let value = self._sourceContext {
+            try writer.writeField(json: "sourceContext", proto: "source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value)
+        }
+        if self.syntax.rawValue != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "syntax", proto: "syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax)
+        }
+        if !self.edition.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "edition", proto: "edition", PitlaneProtobuf.ProtoString.self, self.edition)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "enumvalue":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, into: &self.enumvalue)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "sourceContext", "source_context":
+            if try reader.consumeNull() {
+                self._sourceContext = nil
+            } else {
+                self._sourceContext = try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.readJSON(from: &reader)
+            }
+        case "syntax":
+            if try reader.consumeNull() {
+                self.syntax = Google_Protobuf_Syntax()
+            } else {
+                if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.readEnumJSON(from: &reader) { self.syntax = value }
+            }
+        case "edition":
+            if try reader.consumeNull() {
+                self.edition = ""
+            } else {
+                self.edition = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 
     private var _sourceContext: Google_Protobuf_SourceContext? = nil
@@ -480,30 +684,62 @@ public struct Google_Protobuf_EnumValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 16:
-                number = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
+                self.number = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
             case 26:
-                options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
+                self.options.append(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.read(from: &reader))
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tag: 26)
-        if number != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, number, tag: 16) }
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 26)
+        if self.number != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.number, tag: 16) }
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        if number != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: number) }
-        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, options, tagSize: 1)
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        if self.number != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.number) }
+        size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tagSize: 1)
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        if self.number != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "number", proto: "number", PitlaneProtobuf.ProtoInt32.self, self.number)
+        }
+        try writer.writeRepeatedField(json: "options", proto: "options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "number":
+            if try reader.consumeNull() {
+                self.number = 0
+            } else {
+                self.number = try PitlaneProtobuf.ProtoInt32.readJSON(from: &reader)
+            }
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -529,26 +765,55 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                name = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.name = try PitlaneProtobuf.ProtoString.read(from: &reader)
             case 18:
-                try reader.readMessage(into: &_value)
+                try reader.readMessage(into: &self._value)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if let value = _value { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value, tag: 18) }
-        if !name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, name, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if let value = self._value { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value, tag: 18) }
+        if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: name) }
-        if let value = _value { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
+        if let value = self._value { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.size(of: value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.name.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "name", proto: "name", PitlaneProtobuf.ProtoString.self, self.name)
+        }
+        if let value = self._value {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "name":
+            if try reader.consumeNull() {
+                self.name = ""
+            } else {
+                self.name = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        case "value":
+            if try reader.consumeNull() {
+                self._value = nil
+            } else {
+                self._value = try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 
     private var _value: Google_Protobuf_Any? = nil

@@ -13,22 +13,42 @@ public struct Google_Protobuf_DoubleValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 9:
-                value = try PitlaneProtobuf.ProtoDouble.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoDouble.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value.bitPattern != 0 { writer.writeField(PitlaneProtobuf.ProtoDouble.self, value, tag: 9) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value.bitPattern != 0 { writer.writeField(PitlaneProtobuf.ProtoDouble.self, self.value, tag: 9) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value.bitPattern != 0 { size += 1 + PitlaneProtobuf.ProtoDouble.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value.bitPattern != 0 { size += 1 + PitlaneProtobuf.ProtoDouble.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value.bitPattern != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoDouble.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = 0
+            } else {
+                self.value = try PitlaneProtobuf.ProtoDouble.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -45,22 +65,42 @@ public struct Google_Protobuf_FloatValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 13:
-                value = try PitlaneProtobuf.ProtoFloat.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoFloat.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value.bitPattern != 0 { writer.writeField(PitlaneProtobuf.ProtoFloat.self, value, tag: 13) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value.bitPattern != 0 { writer.writeField(PitlaneProtobuf.ProtoFloat.self, self.value, tag: 13) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value.bitPattern != 0 { size += 1 + PitlaneProtobuf.ProtoFloat.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value.bitPattern != 0 { size += 1 + PitlaneProtobuf.ProtoFloat.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value.bitPattern != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoFloat.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = 0
+            } else {
+                self.value = try PitlaneProtobuf.ProtoFloat.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -77,22 +117,42 @@ public struct Google_Protobuf_Int64Value: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                value = try PitlaneProtobuf.ProtoInt64.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoInt64.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value != 0 { writer.writeField(PitlaneProtobuf.ProtoInt64.self, value, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoInt64.self, self.value, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value != 0 { size += 1 + PitlaneProtobuf.ProtoInt64.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoInt64.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoInt64.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = 0
+            } else {
+                self.value = try PitlaneProtobuf.ProtoInt64.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -109,22 +169,42 @@ public struct Google_Protobuf_UInt64Value: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                value = try PitlaneProtobuf.ProtoUInt64.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoUInt64.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value != 0 { writer.writeField(PitlaneProtobuf.ProtoUInt64.self, value, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoUInt64.self, self.value, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value != 0 { size += 1 + PitlaneProtobuf.ProtoUInt64.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoUInt64.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoUInt64.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = 0
+            } else {
+                self.value = try PitlaneProtobuf.ProtoUInt64.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -141,22 +221,42 @@ public struct Google_Protobuf_Int32Value: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                value = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoInt32.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, value, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.value, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoInt32.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = 0
+            } else {
+                self.value = try PitlaneProtobuf.ProtoInt32.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -173,22 +273,42 @@ public struct Google_Protobuf_UInt32Value: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                value = try PitlaneProtobuf.ProtoUInt32.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoUInt32.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value != 0 { writer.writeField(PitlaneProtobuf.ProtoUInt32.self, value, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoUInt32.self, self.value, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value != 0 { size += 1 + PitlaneProtobuf.ProtoUInt32.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoUInt32.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value != 0 || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoUInt32.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = 0
+            } else {
+                self.value = try PitlaneProtobuf.ProtoUInt32.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -205,22 +325,42 @@ public struct Google_Protobuf_BoolValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 8:
-                value = try PitlaneProtobuf.ProtoBool.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoBool.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if value { writer.writeField(PitlaneProtobuf.ProtoBool.self, value, tag: 8) }
+        writer.writeUnknownFields(self.unknownFields)
+        if self.value { writer.writeField(PitlaneProtobuf.ProtoBool.self, self.value, tag: 8) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if value { size += 1 + PitlaneProtobuf.ProtoBool.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if self.value { size += 1 + PitlaneProtobuf.ProtoBool.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if self.value || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoBool.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = false
+            } else {
+                self.value = try PitlaneProtobuf.ProtoBool.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -237,22 +377,42 @@ public struct Google_Protobuf_StringValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                value = try PitlaneProtobuf.ProtoString.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoString.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, value, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.value, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !value.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if !self.value.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.value.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoString.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = ""
+            } else {
+                self.value = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
@@ -269,22 +429,42 @@ public struct Google_Protobuf_BytesValue: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                value = try PitlaneProtobuf.ProtoBytes.read(from: &reader)
+                self.value = try PitlaneProtobuf.ProtoBytes.read(from: &reader)
             default:
-                try reader.readUnknownField(tag, into: &unknownFields)
+                try reader.readUnknownField(tag, into: &self.unknownFields)
             }
         }
     }
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
-        writer.writeUnknownFields(unknownFields)
-        if !value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoBytes.self, value, tag: 10) }
+        writer.writeUnknownFields(self.unknownFields)
+        if !self.value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoBytes.self, self.value, tag: 10) }
     }
 
     public func encodedSize() -> Int {
-        var size = unknownFields.encodedSize
-        if !value.isEmpty { size += 1 + PitlaneProtobuf.ProtoBytes.size(of: value) }
+        var size = self.unknownFields.encodedSize
+        if !self.value.isEmpty { size += 1 + PitlaneProtobuf.ProtoBytes.size(of: self.value) }
         return size
+    }
+
+    public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
+        if !self.value.isEmpty || writer.options.alwaysPrintFieldsWithoutPresence {
+            try writer.writeField(json: "value", proto: "value", PitlaneProtobuf.ProtoBytes.self, self.value)
+        }
+    }
+
+    public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "value":
+            if try reader.consumeNull() {
+                self.value = []
+            } else {
+                self.value = try PitlaneProtobuf.ProtoBytes.readJSON(from: &reader)
+            }
+        default:
+            return false
+        }
+        return true
     }
 }
 
