@@ -30,6 +30,14 @@ let package = Package(
             dependencies: ["protoc-gen-pitlane"]
         ),
 
+        // Benchmark drivers (`make bench`).
+        .executableTarget(
+            name: "pitlane-protobuf-bench",
+            dependencies: ["PitlaneProtobuf"],
+            path: "Benchmarks/ProtobufBench",
+            plugins: ["PitlaneGenerator"]
+        ),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]

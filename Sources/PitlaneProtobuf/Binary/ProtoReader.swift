@@ -132,14 +132,12 @@ public struct ProtoReader {
     @inlinable
     public mutating func readString(validatingUTF8: Bool) throws -> String {
         let bytes = try readLengthDelimited().assumingMemoryBound(to: UInt8.self)
-        if validatingUTF8 {
-            guard let string = String(validating: bytes, as: UTF8.self) else {
-                cursor -= bytes.count
-                throw error(.invalidUTF8)
-            }
-            return string
+        let string = String(decoding: bytes, as: UTF8.self)
+        if validatingUTF8 && !UTF8Check.decodedUnchanged(string, from: bytes) {
+            cursor -= bytes.count
+            throw error(.invalidUTF8)
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return string
     }
 
     @inlinable

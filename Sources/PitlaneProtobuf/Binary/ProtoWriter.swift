@@ -29,7 +29,7 @@ public struct ProtoWriter {
     public var bytesFree: Int { cursor - start }
 
     /// Moves the cursor back by `count` bytes and returns where to write them.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func claim(_ count: Int) -> UnsafeMutableRawPointer {
         // The buffer is sized by encodedSize(); running out means the two passes disagree,
         // a bug that must not turn into a write before the buffer.
@@ -38,12 +38,17 @@ public struct ProtoWriter {
         return cursor
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func writeVarint(_ value: UInt64) {
         if value < 0x80 {
             claim(1).storeBytes(of: UInt8(value), as: UInt8.self)
-            return
+        } else {
+            writeLongVarint(value)
         }
+    }
+
+    @usableFromInline
+    mutating func writeLongVarint(_ value: UInt64) {
         let count = ProtoSize.varint(value)
         var pointer = claim(count)
         var rest = value
@@ -103,8 +108,10 @@ public struct ProtoWriter {
     /// Writes each element as its own field (`EXPANDED` encoding, and strings, bytes, messages).
     @inlinable
     public mutating func writeRepeated<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
-        for value in values.reversed() {
-            C.write(value, to: &self)
+        var index = values.count
+        while index > 0 {
+            index -= 1
+            C.write(values[index], to: &self)
             writeTag(tag)
         }
     }
@@ -114,8 +121,10 @@ public struct ProtoWriter {
     public mutating func writePacked<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
         guard !values.isEmpty else { return }
         let mark = bytesWritten
-        for value in values.reversed() {
-            C.write(value, to: &self)
+        var index = values.count
+        while index > 0 {
+            index -= 1
+            C.write(values[index], to: &self)
         }
         writeVarint(UInt64(bytesWritten - mark))
         writeTag(tag)
