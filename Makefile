@@ -18,7 +18,7 @@ build: bootstrap
 	swift build -c release
 
 run: build
-	.build/release/protoc-gen-pitlane --demo
+	.build/release/swiftkart-demo
 
 test: bootstrap
 	swift test

@@ -30,6 +30,13 @@ let package = Package(
             dependencies: ["protoc-gen-pitlane"]
         ),
 
+        // `make run` until the SwiftKart server exists.
+        .executableTarget(
+            name: "swiftkart-demo",
+            dependencies: ["PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
+        ),
+
         // Benchmark drivers (`make bench`).
         .executableTarget(
             name: "pitlane-protobuf-bench",
