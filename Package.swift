@@ -10,6 +10,7 @@ let package = Package(
     name: "Pitlane",
     products: [
         .library(name: "PitlaneProtobuf", targets: ["PitlaneProtobuf"]),
+        .library(name: "PitlaneCore", targets: ["PitlaneCore"]),
         .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
         .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
     ],
@@ -23,6 +24,9 @@ let package = Package(
         // Protocol Buffers: runtime, generator library, protoc plugin, SwiftPM build plugin.
         .target(name: "PitlaneProtobuf"),
         .target(name: "PitlaneCodeGen", dependencies: ["PitlaneProtobuf"]),
+
+        // gRPC: the transport-agnostic runtime.
+        .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",

@@ -1,0 +1,47 @@
+/// A service's fully qualified name, such as `swiftkart.SwiftKartService`.
+public struct ServiceDescriptor: Sendable, Hashable, CustomStringConvertible {
+    /// `package.Service`, or just `Service` without a package.
+    public let fullyQualifiedService: String
+
+    public init(fullyQualifiedService: String) {
+        self.fullyQualifiedService = fullyQualifiedService
+    }
+
+    public init(package: String, service: String) {
+        fullyQualifiedService = package.isEmpty ? service : package + "." + service
+    }
+
+    public var description: String { fullyQualifiedService }
+}
+
+/// One RPC method: its service and name; the HTTP/2 path is `/package.Service/Method`.
+public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
+    public let service: ServiceDescriptor
+    public let method: String
+
+    public init(service: ServiceDescriptor, method: String) {
+        self.service = service
+        self.method = method
+    }
+
+    public init(fullyQualifiedService: String, method: String) {
+        self.init(service: ServiceDescriptor(fullyQualifiedService: fullyQualifiedService), method: method)
+    }
+
+    /// Parses `/package.Service/Method` (or without the leading slash).
+    public init?(path: String) {
+        var trimmed = Substring(path)
+        if trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
+        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
+        self.init(fullyQualifiedService: String(parts[0]), method: String(parts[1]))
+    }
+
+    /// `package.Service/Method`.
+    public var fullyQualifiedMethod: String { "\(service.fullyQualifiedService)/\(method)" }
+
+    /// `/package.Service/Method`, the HTTP/2 `:path`.
+    public var path: String { "/" + fullyQualifiedMethod }
+
+    public var description: String { fullyQualifiedMethod }
+}

@@ -1,0 +1,54 @@
+/// A request with one message, as unary and server-streaming clients send it.
+public struct ClientRequest<Message: Sendable>: Sendable {
+    public var metadata: Metadata
+    public var message: Message
+
+    public init(message: Message, metadata: Metadata = [:]) {
+        self.message = message
+        self.metadata = metadata
+    }
+}
+
+/// A request whose messages a producer writes, as client- and bidirectional-streaming
+/// clients send it. Every call travels through interceptors in this form.
+public struct StreamingClientRequest<Message: Sendable>: Sendable {
+    public var metadata: Metadata
+    /// Writes the request messages; the stream ends when it returns.
+    public var producer: @Sendable (RPCWriter<Message>) async throws -> Void
+
+    public init(
+        of type: Message.Type = Message.self, metadata: Metadata = [:],
+        producer: @escaping @Sendable (RPCWriter<Message>) async throws -> Void
+    ) {
+        self.metadata = metadata
+        self.producer = producer
+    }
+
+    init(_ request: ClientRequest<Message>) {
+        let message = request.message
+        self.init(metadata: request.metadata) { try await $0.write(message) }
+    }
+}
+
+/// A request with one message, as unary and server-streaming handlers receive it.
+public struct ServerRequest<Message: Sendable>: Sendable {
+    public var metadata: Metadata
+    public var message: Message
+
+    public init(metadata: Metadata, message: Message) {
+        self.metadata = metadata
+        self.message = message
+    }
+}
+
+/// A request as a stream of messages; every handler receives its request in this form
+/// first, and interceptors see it so.
+public struct StreamingServerRequest<Message: Sendable>: Sendable {
+    public var metadata: Metadata
+    public var messages: RPCAsyncSequence<Message, any Error>
+
+    public init(metadata: Metadata, messages: RPCAsyncSequence<Message, any Error>) {
+        self.metadata = metadata
+        self.messages = messages
+    }
+}

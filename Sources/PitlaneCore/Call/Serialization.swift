@@ -1,0 +1,40 @@
+import PitlaneProtobuf
+
+/// Turns messages into bytes for the transport.
+public protocol MessageSerializer<Message>: Sendable {
+    associatedtype Message
+    func serialize(_ message: Message) throws -> [UInt8]
+}
+
+/// Turns bytes from the transport into messages.
+public protocol MessageDeserializer<Message>: Sendable {
+    associatedtype Message
+    func deserialize(_ bytes: [UInt8]) throws -> Message
+}
+
+/// Protocol Buffers binary format for generated messages.
+public struct ProtobufSerializer<Message: PitlaneProtobuf.Message>: MessageSerializer {
+    public init() {}
+
+    public func serialize(_ message: Message) throws -> [UInt8] {
+        do {
+            return try message.serializedBytes()
+        } catch {
+            throw RPCError(code: .internal, message: "cannot serialize \(Message.protoMessageName): \(error)")
+        }
+    }
+}
+
+/// Protocol Buffers binary format for generated messages; bad bytes are `.internal` errors
+/// naming what is wrong (a server turns them into `.invalidArgument` for requests).
+public struct ProtobufDeserializer<Message: PitlaneProtobuf.Message>: MessageDeserializer {
+    public init() {}
+
+    public func deserialize(_ bytes: [UInt8]) throws -> Message {
+        do {
+            return try Message(serializedBytes: bytes)
+        } catch {
+            throw RPCError(code: .internal, message: "cannot deserialize \(Message.protoMessageName): \(error)")
+        }
+    }
+}

@@ -1,0 +1,269 @@
+/// Runs one client RPC: interceptors once, then attempts on transport streams (more than one
+/// under a retry policy), then the caller's response handler while the chosen stream is open.
+struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
+    let transport: Transport
+    let interceptors: [any ClientInterceptor]
+    /// Request bytes kept for replay per RPC (gRFC A6's per-RPC retry buffer).
+    let retryBufferBytes: Int
+
+    func execute<In: Sendable, Out: Sendable, Result: Sendable>(
+        request: StreamingClientRequest<In>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<In>, deserializer: some MessageDeserializer<Out>,
+        options: CallOptions,
+        onResponse: @escaping @Sendable (StreamingClientResponse<Out>) async throws -> Result
+    ) async throws -> Result {
+        let options = options.merged(with: transport.config(forMethod: descriptor))
+        let context = ClientContext(descriptor: descriptor, options: options)
+        let call = Call(executor: self, serializer: serializer, deserializer: deserializer)
+        let run: @Sendable () async throws -> Result = {
+            // Streams, producers and forwarders are children of this group: when the response
+            // handler returns, cancelling the group closes them all.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                defer { group.cancelAll() }
+                let response = try await call.intercept(request, context, index: 0, group: &group)
+                return try await onResponse(response)
+            }
+        }
+        if let timeout = options.timeout {
+            return try await withDeadline(.now + timeout, run)
+        }
+        return try await run()
+    }
+
+    /// One call's typed pieces.
+    struct Call<Serializer: MessageSerializer, Deserializer: MessageDeserializer>: Sendable
+    where Serializer.Message: Sendable, Deserializer.Message: Sendable {
+        typealias In = Serializer.Message
+        typealias Out = Deserializer.Message
+
+        let executor: ClientRPCExecutor
+        let serializer: Serializer
+        let deserializer: Deserializer
+
+        func intercept(
+            _ request: StreamingClientRequest<In>, _ context: ClientContext, index: Int,
+            group: inout ThrowingTaskGroup<Void, any Error>
+        ) async throws -> StreamingClientResponse<Out> {
+            guard index < executor.interceptors.count else {
+                return try await start(request, context, group: &group)
+            }
+            return try await executor.interceptors[index].intercept(request: request, context: context) { request, context in
+                try await intercept(request, context, index: index + 1, group: &group)
+            }
+        }
+
+        private func start(
+            _ request: StreamingClientRequest<In>, _ context: ClientContext,
+            group: inout ThrowingTaskGroup<Void, any Error>
+        ) async throws -> StreamingClientResponse<Out> {
+            if case .retry(let policy)? = context.options.executionPolicy, policy.maxAttempts > 1 {
+                return try await retrying(request, context, policy: policy, group: &group)
+            }
+            if case .hedge(let policy)? = context.options.executionPolicy, policy.maxAttempts > 1 {
+                // Hedging runs as retries on non-fatal codes, one attempt at a time.
+                let retry = RetryPolicy(
+                    maxAttempts: policy.maxAttempts, initialBackoff: policy.hedgingDelay,
+                    maxBackoff: policy.hedgingDelay, backoffMultiplier: 1,
+                    retryableStatusCodes: policy.nonFatalStatusCodes
+                )
+                return try await retrying(request, context, policy: retry, group: &group)
+            }
+            let attempt = try await openAttempt(context, group: &group)
+            guard let stream = attempt.stream else { return StreamingClientResponse(error: attempt.error!) }
+            let serializer = self.serializer
+            let limit = context.options.maxRequestMessageBytes ?? .max
+            group.addTask {
+                await send(metadata: request.metadata, to: stream.outbound) { outbound in
+                    try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound) { message in
+                        try .message(Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"))
+                    }))
+                }
+            }
+            return await response(from: stream, context)
+        }
+
+        /// gRFC A6: attempts failing with a retryable code before response headers arrive are
+        /// retried after a jittered exponential backoff, while the request can be replayed.
+        private func retrying(
+            _ request: StreamingClientRequest<In>, _ context: ClientContext, policy: RetryPolicy,
+            group: inout ThrowingTaskGroup<Void, any Error>
+        ) async throws -> StreamingClientResponse<Out> {
+            let replay = ReplayBuffer<[UInt8]>(limit: executor.retryBufferBytes, sizeOf: \.count)
+            let serializer = self.serializer
+            let limit = context.options.maxRequestMessageBytes ?? .max
+            group.addTask {
+                do {
+                    try await request.producer(RPCWriter(wrapping: ReplayWriter(buffer: replay) { message in
+                        try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request")
+                    }))
+                    replay.finish(.success(()))
+                } catch {
+                    replay.finish(.failure(error))
+                }
+            }
+            var backoff = policy.initialBackoff
+            for attemptNumber in 1...policy.maxAttempts {
+                let attempt = try await openAttempt(context, group: &group)
+                let head: ResponseHead
+                let forwarder = RPCCancellationHandle()
+                if let stream = attempt.stream {
+                    group.addTask {
+                        await forwarder.run {
+                            await send(metadata: request.metadata, to: stream.outbound) { outbound in
+                                var index = 0
+                                while let message = try await replay.element(at: index) {
+                                    try await outbound.write(.message(message))
+                                    index += 1
+                                }
+                            }
+                        }
+                    }
+                    head = await readHead(stream)
+                } else {
+                    head = .rejected(attempt.error!)
+                }
+                if case .rejected(let error) = head, attemptNumber < policy.maxAttempts,
+                   policy.retryableStatusCodes.contains(error.code.status), replay.isReplayable,
+                   let delay = Self.retryDelay(after: error, backoff: backoff) {
+                    attempt.release.cancel()
+                    forwarder.cancel()
+                    try await Task.sleep(for: delay)
+                    backoff = min(backoff * policy.backoffMultiplier, policy.maxBackoff)
+                    continue
+                }
+                replay.commit()
+                return makeResponse(head, context)
+            }
+            preconditionFailure("the retry loop returns from its last attempt")
+        }
+
+        /// The server's pushback (`grpc-retry-pushback-ms`) or a random share of the backoff;
+        /// nil when the server asks not to retry.
+        static func retryDelay(after error: RPCError, backoff: Duration) -> Duration? {
+            if let pushback = error.metadata[stringValues: "grpc-retry-pushback-ms"].first {
+                guard let milliseconds = Int(pushback), milliseconds >= 0 else { return nil }
+                return .milliseconds(milliseconds)
+            }
+            let seconds = Double(backoff.components.seconds) + Double(backoff.components.attoseconds) / 1e18
+            return .seconds(Double.random(in: 0...max(seconds, 0)))
+        }
+
+        // MARK: Attempts
+
+        struct Attempt {
+            var stream: ClientRPCStream?
+            var error: RPCError?
+            /// Raising it closes the attempt's stream.
+            var release: RPCCancellationHandle
+        }
+
+        /// Opens a transport stream in a child task that keeps it open until released.
+        private func openAttempt(
+            _ context: ClientContext, group: inout ThrowingTaskGroup<Void, any Error>
+        ) async throws -> Attempt {
+            let release = RPCCancellationHandle()
+            let delivery = OneShot<Result<ClientRPCStream, RPCError>>()
+            let transport = executor.transport
+            group.addTask {
+                do {
+                    try await transport.withStream(descriptor: context.descriptor, options: context.options) { stream in
+                        delivery.fulfil(.success(stream))
+                        await release.wait()
+                    }
+                } catch {
+                    delivery.fulfil(.failure(RPCError.from(error, unknownMessage: "the transport failed: \(error)")))
+                }
+            }
+            switch try await delivery.value() {
+            case .success(let stream): return Attempt(stream: stream, release: release)
+            case .failure(let error): return Attempt(error: error, release: release)
+            }
+        }
+
+        /// Writes the request metadata, then what `body` writes, then closes the request stream.
+        private func send(
+            metadata: Metadata, to outbound: RPCWriter<RPCRequestPart>.Closable,
+            _ body: (RPCWriter<RPCRequestPart>.Closable) async throws -> Void
+        ) async {
+            do {
+                try await outbound.write(.metadata(metadata))
+                try await body(outbound)
+                await outbound.finish(throwing: nil)
+            } catch {
+                await outbound.finish(throwing: error)
+            }
+        }
+
+        // MARK: Responses
+
+        enum ResponseHead {
+            case accepted(Metadata, RPCAsyncSequence<RPCResponsePart, any Error>.AsyncIterator)
+            case trailersOnly(Metadata)
+            case rejected(RPCError)
+        }
+
+        private func readHead(_ stream: ClientRPCStream) async -> ResponseHead {
+            var iterator = stream.inbound.makeAsyncIterator()
+            do {
+                switch try await iterator.next() {
+                case .metadata(let metadata)?:
+                    return .accepted(metadata, iterator)
+                case .status(let status, let trailers)?:
+                    if let error = RPCError(status: status, metadata: trailers) { return .rejected(error) }
+                    return .trailersOnly(trailers)
+                case .message?:
+                    return .rejected(RPCError(code: .internal, message: "the server sent a message before its metadata"))
+                case nil:
+                    return .rejected(RPCError(code: .unavailable, message: "the stream closed before the server answered"))
+                }
+            } catch {
+                return .rejected(RPCError.from(error, unknownMessage: "reading the response failed: \(error)"))
+            }
+        }
+
+        private func response(from stream: ClientRPCStream, _ context: ClientContext) async -> StreamingClientResponse<Out> {
+            makeResponse(await readHead(stream), context)
+        }
+
+        private func makeResponse(_ head: ResponseHead, _ context: ClientContext) -> StreamingClientResponse<Out> {
+            switch head {
+            case .rejected(let error):
+                return StreamingClientResponse(error: error)
+            case .trailersOnly(let trailers):
+                return StreamingClientResponse(accepted: .success(.init(metadata: [:], bodyParts: .elements([.trailingMetadata(trailers)]))))
+            case .accepted(let metadata, let iterator):
+                let deserializer = self.deserializer
+                let limit = context.options.maxResponseMessageBytes ?? 4 * 1024 * 1024
+                let parts = MappedSequence(base: IteratorSequence(iterator: iterator)) { part -> StreamingClientResponse<Out>.BodyPart? in
+                    switch part {
+                    case .message(let bytes):
+                        return .message(try deserializer.deserialize(Self.checkedSize(bytes, limit: limit, what: "response")))
+                    case .status(let status, let trailers):
+                        if let error = RPCError(status: status, metadata: trailers) { throw error }
+                        return .trailingMetadata(trailers)
+                    case .metadata:
+                        throw RPCError(code: .internal, message: "the server sent metadata twice")
+                    }
+                }
+                return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: parts))))
+            }
+        }
+
+        static func checkedSize(_ bytes: [UInt8], limit: Int, what: String) throws -> [UInt8] {
+            guard bytes.count <= limit else {
+                throw RPCError(code: .resourceExhausted, message: "\(what) message of \(bytes.count) bytes exceeds the limit of \(limit)")
+            }
+            return bytes
+        }
+    }
+}
+
+/// Serializes request messages into a replay buffer.
+struct ReplayWriter<Message: Sendable>: RPCWriterProtocol {
+    let buffer: ReplayBuffer<[UInt8]>
+    let serialize: @Sendable (Message) throws -> [UInt8]
+
+    func write(_ message: Message) async throws {
+        await buffer.append(try serialize(message))
+    }
+}

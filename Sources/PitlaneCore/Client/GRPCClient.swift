@@ -1,0 +1,155 @@
+import Synchronization
+
+/// A gRPC client over a transport. Generated `Client` stubs wrap it.
+///
+/// ```swift
+/// try await withGRPCClient(transport: transport) { client in
+///     let kart = SwiftKartService.Client(wrapping: client)
+///     let response = try await kart.listRaces(ListRacesRequest())
+/// }
+/// ```
+///
+/// For a long-lived client, run `runConnections()` in a task of its own and call
+/// `beginGracefulShutdown()` to end it: RPCs in flight finish, new ones fail with `.unavailable`.
+public final class GRPCClient<Transport: ClientTransport>: Sendable {
+    private enum Lifecycle {
+        case running(inFlight: Int)
+        case shuttingDown(inFlight: Int)
+        case stopped
+    }
+
+    public let transport: Transport
+    private let executor: ClientRPCExecutor<Transport>
+    private let lifecycle = Mutex(Lifecycle.running(inFlight: 0))
+
+    /// - Parameters:
+    ///   - interceptors: applied to every RPC, the first outermost.
+    ///   - retryBufferBytes: request bytes kept per RPC so it can be retried. Default 256 KiB.
+    public init(transport: Transport, interceptors: [any ClientInterceptor] = [], retryBufferBytes: Int = 256 * 1024) {
+        self.transport = transport
+        executor = ClientRPCExecutor(transport: transport, interceptors: interceptors, retryBufferBytes: retryBufferBytes)
+    }
+
+    /// Runs the transport's connections until `beginGracefulShutdown()` and the last RPC end.
+    public func runConnections() async throws {
+        try await transport.connect()
+    }
+
+    /// Stops new RPCs (they fail with `.unavailable`); in-flight ones finish, then the
+    /// transport shuts down and `runConnections()` returns.
+    public func beginGracefulShutdown() {
+        let shutDownTransport = lifecycle.withLock { lifecycle in
+            switch lifecycle {
+            case .running(let inFlight) where inFlight > 0:
+                lifecycle = .shuttingDown(inFlight: inFlight)
+                return false
+            case .running, .shuttingDown(0):
+                lifecycle = .stopped
+                return true
+            case .shuttingDown, .stopped:
+                return false
+            }
+        }
+        if shutDownTransport { transport.beginGracefulShutdown() }
+    }
+
+    private func enterRPC() throws {
+        try lifecycle.withLock { lifecycle in
+            guard case .running(let inFlight) = lifecycle else {
+                throw RPCError(code: .unavailable, message: "the client is shutting down")
+            }
+            lifecycle = .running(inFlight: inFlight + 1)
+        }
+    }
+
+    private func leaveRPC() {
+        let shutDownTransport = lifecycle.withLock { lifecycle in
+            switch lifecycle {
+            case .running(let inFlight):
+                lifecycle = .running(inFlight: inFlight - 1)
+                return false
+            case .shuttingDown(let inFlight) where inFlight > 1:
+                lifecycle = .shuttingDown(inFlight: inFlight - 1)
+                return false
+            case .shuttingDown:
+                lifecycle = .stopped
+                return true
+            case .stopped:
+                return false
+            }
+        }
+        if shutDownTransport { transport.beginGracefulShutdown() }
+    }
+
+    // MARK: RPCs
+
+    /// A bidirectional-streaming RPC; every other kind is a special case of it.
+    public func bidirectionalStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions = .defaults,
+        onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try enterRPC()
+        defer { leaveRPC() }
+        return try await executor.execute(
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+            options: options, onResponse: handleResponse
+        )
+    }
+
+    /// A server-streaming RPC: one request, a stream of responses.
+    public func serverStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
+        request: ClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions = .defaults,
+        onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await bidirectionalStreaming(
+            request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
+            deserializer: deserializer, options: options, onResponse: handleResponse
+        )
+    }
+
+    /// A client-streaming RPC: a stream of requests, one response.
+    public func clientStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions = .defaults,
+        onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await bidirectionalStreaming(
+            request: request, descriptor: descriptor, serializer: serializer,
+            deserializer: deserializer, options: options
+        ) { response in
+            try await handleResponse(await ClientResponse(collecting: response))
+        }
+    }
+
+    /// A unary RPC: one request, one response.
+    public func unary<Request: Sendable, Response: Sendable, Result: Sendable>(
+        request: ClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions = .defaults,
+        onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await clientStreaming(
+            request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
+            deserializer: deserializer, options: options, onResponse: handleResponse
+        )
+    }
+}
+
+/// Runs a client for the duration of `body`: connections run alongside, and the client
+/// shuts down gracefully when `body` returns or throws.
+public func withGRPCClient<Transport: ClientTransport, Result: Sendable>(
+    transport: Transport, interceptors: [any ClientInterceptor] = [],
+    handleClient: (GRPCClient<Transport>) async throws -> Result
+) async throws -> Result {
+    let client = GRPCClient(transport: transport, interceptors: interceptors)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await client.runConnections() }
+        defer { client.beginGracefulShutdown() }
+        return try await handleClient(client)
+    }
+}

@@ -1,0 +1,70 @@
+import Synchronization
+
+/// A gRPC server: routes the RPCs a transport accepts to the services' handlers.
+///
+/// ```swift
+/// let server = GRPCServer(transport: transport, services: [Service()])
+/// try await server.serve()
+/// ```
+public final class GRPCServer<Transport: ServerTransport>: Sendable {
+    public let transport: Transport
+    private let router: RPCRouter
+    private let settings: ServerRPCSettings
+
+    /// - Parameters:
+    ///   - interceptors: applied to every RPC, the first outermost.
+    ///   - maxRequestMessageBytes: larger requests fail with `.resourceExhausted`. Default 4 MiB.
+    public init(
+        transport: Transport, services: [any RegistrableRPCService],
+        interceptors: [any ServerInterceptor] = [], maxRequestMessageBytes: Int = 4 * 1024 * 1024
+    ) {
+        self.transport = transport
+        var router = RPCRouter()
+        for service in services { service.registerMethods(with: &router) }
+        self.router = router
+        settings = ServerRPCSettings(interceptors: interceptors, maxRequestMessageBytes: maxRequestMessageBytes)
+    }
+
+    /// Serves until `beginGracefulShutdown()` and the last RPC finish.
+    public func serve() async throws {
+        let router = self.router
+        let settings = self.settings
+        try await transport.listen { stream, transportContext in
+            await Self.handle(stream, transportContext, router: router, settings: settings)
+        }
+    }
+
+    /// Stops accepting RPCs; those in flight run to their end, then `serve()` returns.
+    public func beginGracefulShutdown() {
+        transport.beginGracefulShutdown()
+    }
+
+    private static func handle(
+        _ stream: ServerRPCStream, _ transportContext: ServerTransportContext,
+        router: RPCRouter, settings: ServerRPCSettings
+    ) async {
+        var iterator = stream.inbound.makeAsyncIterator()
+        let metadata: Metadata
+        do {
+            guard case .metadata(let received)? = try await iterator.next() else {
+                throw RPCError(code: .internal, message: "the RPC began without metadata")
+            }
+            metadata = received
+        } catch {
+            await reject(stream, RPCError.from(error))
+            return
+        }
+        guard let handler = router.handler(for: stream.descriptor) else {
+            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented"))
+            return
+        }
+        let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline)
+        await handler(metadata, RPCAsyncSequence(wrapping: IteratorSequence(iterator: iterator)), stream.outbound, context, settings)
+    }
+
+    /// Ends an RPC with a trailers-only response.
+    private static func reject(_ stream: ServerRPCStream, _ error: RPCError) async {
+        try? await stream.outbound.write(.status(error.status, error.metadata))
+        await stream.outbound.finish(throwing: nil)
+    }
+}

@@ -1,0 +1,34 @@
+/// What a handler knows about its RPC.
+public struct ServerContext: Sendable {
+    /// The method called.
+    public var descriptor: MethodDescriptor
+    /// The client's address, as the transport names it (`ipv4:127.0.0.1:52000`, `in-process`).
+    public var peer: String
+    /// When the client gives up, if it set a timeout; the handler is cancelled then.
+    public var deadline: ContinuousClock.Instant?
+    /// Raised when the RPC is cancelled: by the client, a lost connection, or the deadline.
+    /// The handler's task is cancelled at the same moment.
+    public var cancellation: RPCCancellationHandle
+
+    public init(descriptor: MethodDescriptor, peer: String, deadline: ContinuousClock.Instant? = nil,
+                cancellation: RPCCancellationHandle = RPCCancellationHandle()) {
+        self.descriptor = descriptor
+        self.peer = peer
+        self.deadline = deadline
+        self.cancellation = cancellation
+    }
+}
+
+/// Sees every RPC a server handles, in order of registration (the first is outermost), and
+/// may read or change metadata, reject the call, or wrap its streams.
+public protocol ServerInterceptor: Sendable {
+    func intercept<Input: Sendable, Output: Sendable>(
+        request: StreamingServerRequest<Input>, context: ServerContext,
+        next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+    ) async throws -> StreamingServerResponse<Output>
+}
+
+/// A service a `GRPCServer` can serve: generated service protocols conform.
+public protocol RegistrableRPCService: Sendable {
+    func registerMethods(with router: inout RPCRouter)
+}

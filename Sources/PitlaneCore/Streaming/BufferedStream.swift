@@ -1,0 +1,214 @@
+import Synchronization
+
+/// A single-consumer async stream with a bound on buffered bytes: `write` suspends while the
+/// consumer is behind, which is how backpressure travels from a slow reader to a writer.
+///
+/// Transports use it for each direction of an RPC. `onConsume` reports bytes as the consumer
+/// takes them, so an HTTP/2 transport can return flow-control window only for data the
+/// application has read.
+public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
+    /// The consumer stopped reading, or the stream was finished; writes fail with this.
+    public struct ConsumerGone: Error {}
+
+    private struct State {
+        var buffer = Deque<Element>()
+        var bufferedBytes = 0
+        var peakBufferedBytes = 0
+        /// Set once the producer has finished: nil for a clean end, or the error.
+        var end: Result<Void, any Error>?
+        var consumerGone = false
+        var waitingConsumer: CheckedContinuation<Element?, any Error>?
+        var waitingProducers: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var nextProducerID = 0
+    }
+
+    private enum WriteAction {
+        case resumeConsumer(CheckedContinuation<Element?, any Error>)
+        case wait
+        case done
+    }
+
+    private enum ReadAction {
+        case element(Element, Int)
+        case end(Result<Void, any Error>)
+        case cancelled
+        case wait
+    }
+
+    private let state = Mutex(State())
+    private let highWatermark: Int
+    private let sizeOf: @Sendable (Element) -> Int
+    private let onConsume: (@Sendable (Int) -> Void)?
+
+    /// - Parameters:
+    ///   - highWatermark: writers wait while more bytes than this are buffered.
+    ///   - sizeOf: the bytes an element accounts for.
+    ///   - onConsume: called (outside any lock) with an element's size when it is read.
+    public init(
+        highWatermark: Int, sizeOf: @escaping @Sendable (Element) -> Int,
+        onConsume: (@Sendable (Int) -> Void)? = nil
+    ) {
+        self.highWatermark = highWatermark
+        self.sizeOf = sizeOf
+        self.onConsume = onConsume
+    }
+
+    /// The most bytes ever buffered at once.
+    public var peakBufferedBytes: Int { state.withLock { $0.peakBufferedBytes } }
+
+    // MARK: Producer
+
+    /// Adds an element, then waits while the buffer is above its high watermark.
+    /// - Throws: `ConsumerGone` when the consumer stopped reading; `CancellationError` when
+    ///   the writing task is cancelled while waiting.
+    public func write(_ element: Element) async throws {
+        let size = sizeOf(element)
+        let action: WriteAction = try state.withLock { state in
+            // After finish the stream is closed for writing, as when a transport closed it.
+            if state.consumerGone || state.end != nil { throw ConsumerGone() }
+            if let consumer = state.waitingConsumer {
+                state.waitingConsumer = nil
+                return .resumeConsumer(consumer)
+            }
+            state.buffer.append(element)
+            state.bufferedBytes += size
+            state.peakBufferedBytes = Swift.max(state.peakBufferedBytes, state.bufferedBytes)
+            return state.bufferedBytes > highWatermark ? .wait : .done
+        }
+        switch action {
+        case .resumeConsumer(let consumer):
+            consumer.resume(returning: element)
+            onConsume?(size)
+        case .wait:
+            try await waitForSpace()
+        case .done:
+            break
+        }
+    }
+
+    private func waitForSpace() async throws {
+        let id = state.withLock { state in
+            defer { state.nextProducerID += 1 }
+            return state.nextProducerID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resumeNow: Result<Void, any Error>? = state.withLock { state in
+                    if state.consumerGone { return .failure(ConsumerGone()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if state.bufferedBytes <= highWatermark { return .success(()) }
+                    state.waitingProducers[id] = continuation
+                    return nil
+                }
+                if let resumeNow { continuation.resume(with: resumeNow) }
+            }
+        } onCancel: {
+            state.withLock { $0.waitingProducers.removeValue(forKey: id) }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Ends the stream: the consumer reads what is buffered, then nil (or the error).
+    public func finish(throwing error: (any Error)? = nil) {
+        let consumer: CheckedContinuation<Element?, any Error>? = state.withLock { state in
+            guard state.end == nil else { return nil }
+            state.end = error.map { .failure($0) } ?? .success(())
+            defer { state.waitingConsumer = nil }
+            return state.waitingConsumer
+        }
+        if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
+    }
+
+    // MARK: Consumer
+
+    /// The next element; nil once the producer has finished and the buffer is empty.
+    public func next() async throws -> Element? {
+        let action: ReadAction = state.withLock { state in
+            if let element = state.buffer.popFirst() {
+                let size = sizeOf(element)
+                state.bufferedBytes -= size
+                return .element(element, size)
+            }
+            if let end = state.end { return .end(end) }
+            return .wait
+        }
+        switch action {
+        case .element(let element, let size):
+            resumeProducersIfRoom()
+            onConsume?(size)
+            return element
+        case .end(let end):
+            try end.get()
+            return nil
+        case .wait, .cancelled:
+            return try await waitForElement()
+        }
+    }
+
+    private func waitForElement() async throws -> Element? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
+                let now: ReadAction = state.withLock { state in
+                    if let element = state.buffer.popFirst() {
+                        let size = sizeOf(element)
+                        state.bufferedBytes -= size
+                        return .element(element, size)
+                    }
+                    if let end = state.end { return .end(end) }
+                    if Task.isCancelled { return .cancelled }
+                    precondition(state.waitingConsumer == nil, "BufferedStream has one consumer")
+                    state.waitingConsumer = continuation
+                    return .wait
+                }
+                switch now {
+                case .element(let element, let size):
+                    resumeProducersIfRoom()
+                    onConsume?(size)
+                    continuation.resume(returning: element)
+                case .end(let end):
+                    continuation.resume(with: end.map { nil })
+                case .cancelled:
+                    continuation.resume(throwing: CancellationError())
+                case .wait:
+                    break
+                }
+            }
+        } onCancel: {
+            let consumer = state.withLock { state in
+                defer { state.waitingConsumer = nil }
+                return state.waitingConsumer
+            }
+            consumer?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The consumer will read no more: buffered elements are dropped and writers fail.
+    public func finishConsuming() {
+        let producers = state.withLock { state in
+            state.consumerGone = true
+            state.buffer.removeAll()
+            state.bufferedBytes = 0
+            defer { state.waitingProducers = [:] }
+            return Array(state.waitingProducers.values)
+        }
+        for producer in producers { producer.resume(throwing: ConsumerGone()) }
+    }
+
+    private func resumeProducersIfRoom() {
+        let producers: [CheckedContinuation<Void, any Error>] = state.withLock { state in
+            guard state.bufferedBytes <= highWatermark, !state.waitingProducers.isEmpty else { return [] }
+            defer { state.waitingProducers = [:] }
+            return Array(state.waitingProducers.values)
+        }
+        for producer in producers { producer.resume() }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let stream: BufferedStream
+
+        public mutating func next() async throws -> Element? {
+            try await stream.next()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
+}

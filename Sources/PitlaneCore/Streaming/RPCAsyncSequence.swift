@@ -1,0 +1,90 @@
+/// The messages of a stream, as handlers and response handlers read them.
+///
+/// ```swift
+/// for try await request in requests { ... }
+/// ```
+public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
+    private let wrapped: any AsyncSequence<Element, Failure> & Sendable
+
+    /// Wraps any sendable async sequence.
+    public init<Wrapped: AsyncSequence<Element, Failure> & Sendable>(wrapping sequence: Wrapped) {
+        wrapped = sequence
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private var iterator: any AsyncIteratorProtocol<Element, Failure>
+
+        init(_ iterator: any AsyncIteratorProtocol<Element, Failure>) {
+            self.iterator = iterator
+        }
+
+        public mutating func next() async throws(Failure) -> Element? {
+            try await iterator.next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
+            try await iterator.next(isolation: actor)
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(wrapped.makeAsyncIterator())
+    }
+}
+
+extension RPCAsyncSequence where Failure == any Error {
+    /// A sequence of the given elements, then its end; handy in tests.
+    public static func elements(_ elements: [Element]) -> Self {
+        RPCAsyncSequence(wrapping: ArraySequence(elements: elements))
+    }
+
+    /// A sequence that fails at once with `error`.
+    public static func failing(_ error: any Error) -> Self {
+        RPCAsyncSequence(wrapping: ThrowingSequence<Element>(error: error))
+    }
+}
+
+struct ArraySequence<Element: Sendable>: AsyncSequence, Sendable {
+    let elements: [Element]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var iterator: IndexingIterator<[Element]>
+        mutating func next() async throws -> Element? { iterator.next() }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(iterator: elements.makeIterator()) }
+}
+
+struct ThrowingSequence<Element: Sendable>: AsyncSequence, Sendable {
+    let error: any Error
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let error: any Error
+        mutating func next() async throws -> Element? { throw error }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(error: error) }
+}
+
+/// Maps each element of a sequence with a throwing closure (deserializing, for example).
+struct MappedSequence<Base: AsyncSequence & Sendable, Element: Sendable>: AsyncSequence, Sendable {
+    let base: Base
+    let transform: @Sendable (Base.Element) throws -> Element?
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let transform: @Sendable (Base.Element) throws -> Element?
+
+        /// Skips elements the transform maps to nil.
+        mutating func next() async throws -> Element? {
+            while let element = try await base.next() {
+                if let mapped = try transform(element) { return mapped }
+            }
+            return nil
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), transform: transform)
+    }
+}

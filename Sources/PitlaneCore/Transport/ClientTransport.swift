@@ -1,0 +1,22 @@
+/// The seam between the gRPC client and a way of reaching a server (HTTP/2, in-process).
+public protocol ClientTransport: Sendable {
+    /// Maintains connections until `beginGracefulShutdown()` and the last stream ends.
+    func connect() async throws
+
+    /// Stops opening streams; open ones run to their end, then `connect()` returns.
+    func beginGracefulShutdown()
+
+    /// Opens a stream for one attempt of an RPC and runs `body` with it; the stream is
+    /// closed when `body` returns. Fails with `.unavailable` when no stream can be opened.
+    func withStream<T: Sendable>(
+        descriptor: MethodDescriptor, options: CallOptions,
+        _ body: (ClientRPCStream) async throws -> T
+    ) async throws -> T
+
+    /// The service config's entry for a method, if the transport has a service config.
+    func config(forMethod descriptor: MethodDescriptor) -> MethodConfig?
+}
+
+extension ClientTransport {
+    public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? { nil }
+}

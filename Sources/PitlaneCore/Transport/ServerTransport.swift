@@ -1,0 +1,25 @@
+/// The seam between the gRPC server and a way of accepting RPCs (HTTP/2, in-process).
+public protocol ServerTransport: Sendable {
+    /// Accepts streams and calls `streamHandler` for each, concurrently, until
+    /// `beginGracefulShutdown()` and the last handler returns. The transport cancels a
+    /// handler's task when its RPC is cancelled (by the client, or a lost connection).
+    func listen(
+        streamHandler: @escaping @Sendable (_ stream: ServerRPCStream, _ context: ServerTransportContext) async -> Void
+    ) async throws
+
+    /// Stops accepting streams; open ones run to their end.
+    func beginGracefulShutdown()
+}
+
+/// What a transport knows about an accepted RPC.
+public struct ServerTransportContext: Sendable {
+    /// The client's address, such as `ipv4:127.0.0.1:51234` or `in-process`.
+    public var peer: String
+    /// When the client gives up (from `grpc-timeout`), if it said.
+    public var deadline: ContinuousClock.Instant?
+
+    public init(peer: String, deadline: ContinuousClock.Instant? = nil) {
+        self.peer = peer
+        self.deadline = deadline
+    }
+}
