@@ -37,7 +37,7 @@ let package = Package(
         // `make run` until the SwiftKart server exists.
         .executableTarget(
             name: "swiftkart-demo",
-            dependencies: ["PitlaneProtobuf"],
+            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]
         ),
 
@@ -52,6 +52,16 @@ let package = Package(
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]
+        ),
+        .testTarget(
+            name: "PitlaneCoreTests",
+            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
+        ),
+        .testTarget(
+            name: "SeedPortTests",
+            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
         ),
         .testTarget(
             name: "PitlaneProtobufTests",

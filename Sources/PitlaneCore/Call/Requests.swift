@@ -52,3 +52,19 @@ public struct StreamingServerRequest<Message: Sendable>: Sendable {
         self.messages = messages
     }
 }
+
+extension ServerRequest {
+    /// Reads a streaming request that must hold exactly one message, as unary and
+    /// server-streaming handlers receive it.
+    public init(stream request: StreamingServerRequest<Message>) async throws {
+        var message: Message?
+        for try await received in request.messages {
+            guard message == nil else {
+                throw RPCError(code: .internal, message: "the client sent more than one request message")
+            }
+            message = received
+        }
+        guard let message else { throw RPCError(code: .internal, message: "the client sent no request message") }
+        self.init(metadata: request.metadata, message: message)
+    }
+}

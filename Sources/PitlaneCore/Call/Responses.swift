@@ -123,7 +123,7 @@ public struct StreamingServerResponse<Message: Sendable>: Sendable {
         accepted = .failure(error)
     }
 
-    init(single response: ServerResponse<Message>) {
+    public init(single response: ServerResponse<Message>) {
         switch response.accepted {
         case .success(let contents):
             let message = contents.message

@@ -70,6 +70,7 @@ public struct InProcessTransport: Sendable {
         private struct State {
             var shuttingDown = false
             var openStreams = 0
+            var peakBufferedBytes = 0
             var connectWaiters: [CheckedContinuation<Void, Never>] = []
         }
 
@@ -105,6 +106,9 @@ public struct InProcessTransport: Sendable {
             for waiter in waiters { waiter.resume() }
         }
 
+        /// The most bytes any closed stream ever buffered in one direction: flow control at work.
+        public var peakBufferedBytes: Int { state.withLock { $0.peakBufferedBytes } }
+
         public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
             serviceConfig.config(for: descriptor)
         }
@@ -139,6 +143,8 @@ public struct InProcessTransport: Sendable {
             )
             // Whatever way the client leaves, the server must not wait on it: like RST_STREAM.
             defer {
+                let peak = max(requests.peakBufferedBytes, responses.peakBufferedBytes)
+                state.withLock { $0.peakBufferedBytes = max($0.peakBufferedBytes, peak) }
                 responses.finishConsuming()
                 requests.finish(throwing: RPCError(code: .cancelled, message: "the client closed the stream"))
                 cancellation.cancel()

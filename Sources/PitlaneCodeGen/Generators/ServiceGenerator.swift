@@ -1,0 +1,214 @@
+/// Writes a service's descriptors, server protocols and client stub.
+struct ServiceGenerator {
+    let service: ServiceDescriptorProto
+    let file: FileInfo
+    let model: ProtoModel
+    let options: GeneratorOptions
+
+    private var access: String { options.accessPrefix }
+    private let core = "PitlaneCore."
+
+    private var fullName: String {
+        file.descriptor.package.isEmpty ? service.name : file.descriptor.package + "." + service.name
+    }
+
+    private var namespace: String { SwiftNaming.typeName(service.name, prefix: file.typePrefix) }
+
+    struct Method {
+        let name: String
+        let swiftName: String
+        let input: String
+        let output: String
+        let clientStreaming: Bool
+        let serverStreaming: Bool
+    }
+
+    private var methods: [Method] {
+        service.methods.map { method in
+            Method(
+                name: method.name, swiftName: SwiftNaming.escaped(SwiftNaming.lowerCamelCase(method.name)),
+                input: model.messages[method.inputType]?.swiftName ?? "Never",
+                output: model.messages[method.outputType]?.swiftName ?? "Never",
+                clientStreaming: method.clientStreaming, serverStreaming: method.serverStreaming
+            )
+        }
+    }
+
+    func write(to out: inout CodeWriter) {
+        writeNamespace(to: &out)
+        if options.servers {
+            out.line()
+            writeServerProtocols(to: &out)
+        }
+        if options.clients {
+            out.line()
+            writeClient(to: &out)
+        }
+    }
+
+    private func descriptor(_ method: Method) -> String { "\(namespace).Method.\(method.name).descriptor" }
+
+    private func writeNamespace(to out: inout CodeWriter) {
+        out.line("/// The `\(fullName)` service: its descriptor and its methods'.")
+        out.block("\(access)enum \(namespace) {") { out in
+            out.line("\(access)static let descriptor = \(core)ServiceDescriptor(fullyQualifiedService: \(SwiftNaming.stringLiteral(fullName)))")
+            out.line()
+            out.block("\(access)enum Method {") { out in
+                for method in methods {
+                    out.block("\(access)enum \(method.name) {") { out in
+                        out.line("\(access)typealias Input = \(method.input)")
+                        out.line("\(access)typealias Output = \(method.output)")
+                        out.line("\(access)static let descriptor = \(core)MethodDescriptor(service: \(namespace).descriptor, method: \(SwiftNaming.stringLiteral(method.name)))")
+                    }
+                    out.line()
+                }
+                out.line("\(access)static let descriptors: [\(core)MethodDescriptor] = [\(methods.map { "\($0.name).descriptor" }.joined(separator: ", "))]")
+            }
+        }
+    }
+
+    // MARK: Server
+
+    private func writeServerProtocols(to out: inout CodeWriter) {
+        out.block("extension \(namespace) {") { out in
+            out.line("/// Every method with streaming requests and responses; the form interceptors see.")
+            out.block("\(access)protocol StreamingServiceProtocol: \(core)RegistrableRPCService {") { out in
+                for method in methods {
+                    out.line("func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)>")
+                }
+            }
+            out.line()
+            out.line("/// Each method in its own kind's form, with request and response metadata.")
+            out.block("\(access)protocol ServiceProtocol: StreamingServiceProtocol {") { out in
+                for method in methods where !(method.clientStreaming && method.serverStreaming) {
+                    out.line("func \(method.swiftName)\(serviceSignature(method))")
+                }
+            }
+            out.line()
+            out.line("/// Each method as a plain async function of messages.")
+            out.block("\(access)protocol SimpleServiceProtocol: ServiceProtocol {") { out in
+                for method in methods {
+                    out.line("func \(method.swiftName)\(simpleSignature(method))")
+                }
+            }
+        }
+        out.line()
+        out.block("extension \(namespace).StreamingServiceProtocol {") { out in
+            out.block("\(access)func registerMethods(with router: inout \(core)RPCRouter) {") { out in
+                for method in methods {
+                    out.line("router.registerHandler(")
+                    out.line("    forMethod: \(descriptor(method)),")
+                    out.line("    deserializer: \(core)ProtobufDeserializer<\(method.input)>(),")
+                    out.line("    serializer: \(core)ProtobufSerializer<\(method.output)>()")
+                    out.line(") { request, context in")
+                    out.line("    try await self.\(method.swiftName)(request: request, context: context)")
+                    out.line("}")
+                }
+            }
+        }
+        out.line()
+        out.block("extension \(namespace).ServiceProtocol {") { out in
+            for method in methods where !(method.clientStreaming && method.serverStreaming) {
+                out.block("\(access)func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)> {") { out in
+                    let request = method.clientStreaming ? "request" : "try await \(core)ServerRequest(stream: request)"
+                    let call = "try await self.\(method.swiftName)(request: \(request), context: context)"
+                    out.line(method.serverStreaming ? "return \(call)" : "return \(core)StreamingServerResponse(single: \(call))")
+                }
+            }
+        }
+        out.line()
+        out.block("extension \(namespace).SimpleServiceProtocol {") { out in
+            for method in methods {
+                out.block("\(access)func \(method.swiftName)\(serviceSignature(method)) {") { out in
+                    let request = method.clientStreaming ? "request.messages" : "request.message"
+                    if method.serverStreaming {
+                        out.line("\(core)StreamingServerResponse(metadata: [:]) { writer in")
+                        out.line("    try await self.\(method.swiftName)(request: \(request), response: writer, context: context)")
+                        out.line("    return [:]")
+                        out.line("}")
+                    } else {
+                        out.line("\(core)ServerResponse(message: try await self.\(method.swiftName)(request: \(request), context: context))")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The `ServiceProtocol` form of a method (bidirectional methods have only the streaming one).
+    private func serviceSignature(_ method: Method) -> String {
+        let request = method.clientStreaming
+            ? "\(core)StreamingServerRequest<\(method.input)>" : "\(core)ServerRequest<\(method.input)>"
+        let response = method.serverStreaming
+            ? "\(core)StreamingServerResponse<\(method.output)>" : "\(core)ServerResponse<\(method.output)>"
+        return "(request: \(request), context: \(core)ServerContext) async throws -> \(response)"
+    }
+
+    private func simpleSignature(_ method: Method) -> String {
+        let request = method.clientStreaming ? "\(core)RPCAsyncSequence<\(method.input), any Error>" : method.input
+        if method.serverStreaming {
+            return "(request: \(request), response: \(core)RPCWriter<\(method.output)>, context: \(core)ServerContext) async throws"
+        }
+        return "(request: \(request), context: \(core)ServerContext) async throws -> \(method.output)"
+    }
+
+    // MARK: Client
+
+    private func writeClient(to out: inout CodeWriter) {
+        out.block("extension \(namespace) {") { out in
+            out.line("/// Calls the service's methods through a `GRPCClient`.")
+            out.block("\(access)struct Client<Transport: \(core)ClientTransport>: Sendable {") { out in
+                out.line("\(access)let client: \(core)GRPCClient<Transport>")
+                out.line()
+                out.line("\(access)init(wrapping client: \(core)GRPCClient<Transport>) {")
+                out.line("    self.client = client")
+                out.line("}")
+                for method in methods {
+                    out.line()
+                    writeClientMethods(method, to: &out)
+                }
+            }
+        }
+    }
+
+    private func writeClientMethods(_ method: Method, to out: inout CodeWriter) {
+        let kind: String
+        switch (method.clientStreaming, method.serverStreaming) {
+        case (false, false): kind = "unary"
+        case (true, false): kind = "clientStreaming"
+        case (false, true): kind = "serverStreaming"
+        case (true, true): kind = "bidirectionalStreaming"
+        }
+        let requestType = method.clientStreaming
+            ? "\(core)StreamingClientRequest<\(method.input)>" : "\(core)ClientRequest<\(method.input)>"
+        let responseType = method.serverStreaming
+            ? "\(core)StreamingClientResponse<\(method.output)>" : "\(core)ClientResponse<\(method.output)>"
+        let handler = "@escaping @Sendable (\(responseType)) async throws -> Result"
+        let options = "options: \(core)CallOptions = .defaults"
+
+        // The general form: a request value and a response handler.
+        out.block("\(access)func \(method.swiftName)<Result: Sendable>(request: \(requestType), \(options), onResponse handleResponse: \(handler)) async throws -> Result {") { out in
+            out.line("try await client.\(kind)(")
+            out.line("    request: request, descriptor: \(descriptor(method)),")
+            out.line("    serializer: \(core)ProtobufSerializer<\(method.input)>(), deserializer: \(core)ProtobufDeserializer<\(method.output)>(),")
+            out.line("    options: options, onResponse: handleResponse")
+            out.line(")")
+        }
+        out.line()
+        // The convenient form: messages in, and for single responses the message out.
+        let metadata = "metadata: \(core)Metadata = [:]"
+        let producer = "requestProducer: @escaping @Sendable (\(core)RPCWriter<\(method.input)>) async throws -> Void"
+        let makeRequest = method.clientStreaming
+            ? "\(core)StreamingClientRequest(metadata: metadata, producer: requestProducer)"
+            : "\(core)ClientRequest(message: message, metadata: metadata)"
+        let inputs = method.clientStreaming ? "\(metadata), \(options), \(producer)" : "_ message: \(method.input), \(metadata), \(options)"
+        if method.serverStreaming {
+            out.block("\(access)func \(method.swiftName)<Result: Sendable>(\(inputs), onResponse handleResponse: \(handler)) async throws -> Result {") { out in
+                out.line("try await \(method.swiftName)(request: \(makeRequest), options: options, onResponse: handleResponse)")
+            }
+        } else {
+            out.block("\(access)func \(method.swiftName)(\(inputs)) async throws -> \(method.output) {") { out in
+                out.line("try await \(method.swiftName)(request: \(makeRequest), options: options) { try $0.message }")
+            }
+        }
+    }
+}

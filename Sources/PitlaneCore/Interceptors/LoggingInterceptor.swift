@@ -1,0 +1,86 @@
+/// Logs each RPC a server handles: method, peer, status and duration, one line at the end.
+///
+/// ```
+/// rpc /swiftkart.SwiftKartService/ListRaces from ipv4:127.0.0.1:52144: OK in 1.2 ms
+/// ```
+public struct LoggingServerInterceptor: ServerInterceptor {
+    private let log: @Sendable (String) -> Void
+
+    /// - Parameter log: receives each line; defaults to standard output.
+    public init(log: @escaping @Sendable (String) -> Void = { print($0) }) {
+        self.log = log
+    }
+
+    public func intercept<Input: Sendable, Output: Sendable>(
+        request: StreamingServerRequest<Input>, context: ServerContext,
+        next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+    ) async throws -> StreamingServerResponse<Output> {
+        let start = ContinuousClock.now
+        let log = self.log
+        let prefix = "rpc \(context.descriptor.path) from \(context.peer)"
+        @Sendable func finished(_ outcome: String) {
+            log("\(prefix): \(outcome) in \(Self.format(ContinuousClock.now - start))")
+        }
+        let response: StreamingServerResponse<Output>
+        do {
+            response = try await next(request, context)
+        } catch {
+            finished("\(RPCError.from(error).code)")
+            throw error
+        }
+        switch response.accepted {
+        case .failure(let error):
+            finished("\(error.code)")
+            return response
+        case .success(let contents):
+            // The RPC ends when the producer does: wrap it to log then.
+            return StreamingServerResponse(metadata: contents.metadata) { writer in
+                do {
+                    let trailers = try await contents.producer(writer)
+                    finished("OK")
+                    return trailers
+                } catch {
+                    finished("\(RPCError.from(error).code)")
+                    throw error
+                }
+            }
+        }
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return milliseconds < 1000
+            ? "\((milliseconds * 10).rounded() / 10) ms"
+            : "\((milliseconds / 100).rounded() / 10) s"
+    }
+}
+
+/// Logs each RPC a client makes: method, status and duration.
+public struct LoggingClientInterceptor: ClientInterceptor {
+    private let log: @Sendable (String) -> Void
+
+    public init(log: @escaping @Sendable (String) -> Void = { print($0) }) {
+        self.log = log
+    }
+
+    public func intercept<Input: Sendable, Output: Sendable>(
+        request: StreamingClientRequest<Input>, context: ClientContext,
+        next: (StreamingClientRequest<Input>, ClientContext) async throws -> StreamingClientResponse<Output>
+    ) async throws -> StreamingClientResponse<Output> {
+        let start = ContinuousClock.now
+        func log(_ outcome: String) {
+            self.log("call \(context.descriptor.path): \(outcome) after \(LoggingServerInterceptor.format(ContinuousClock.now - start))")
+        }
+        do {
+            let response = try await next(request, context)
+            switch response.accepted {
+            case .success: log("response headers")
+            case .failure(let error): log("\(error.code)")
+            }
+            return response
+        } catch {
+            log("\(RPCError.from(error).code)")
+            throw error
+        }
+    }
+}
