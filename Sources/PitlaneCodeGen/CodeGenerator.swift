@@ -33,7 +33,7 @@ struct FileGenerator {
         let services = options.clients || options.servers ? file.descriptor.services : []
         if !services.isEmpty { out.line("import PitlaneCore") }
         if options.importRuntime { out.line("import PitlaneProtobuf") }
-        out.line()
+        if !services.isEmpty || options.importRuntime { out.line() }
         if options.messages {
             for enumeration in file.enums {
                 EnumGenerator(enumeration: enumeration, options: options).write(to: &out)

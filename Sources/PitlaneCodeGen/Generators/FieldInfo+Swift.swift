@@ -22,7 +22,9 @@ extension FieldInfo {
 
     var codecType: String {
         if let message { return Self.runtime + "ProtoMessageCodec<\(message.swiftName)>" }
-        if let enumeration { return Self.runtime + "ProtoEnumCodec<\(enumeration.swiftName)>" }
+        if let enumeration {
+            return Self.runtime + (enumeration.closed ? "ProtoClosedEnumCodec" : "ProtoEnumCodec") + "<\(enumeration.swiftName)>"
+        }
         if type == .string && !features.verifyUTF8 { return Self.runtime + "ProtoUnverifiedString" }
         return Self.runtime + type.scalarCodec
     }

@@ -137,7 +137,7 @@ struct MessageGenerator {
         let storage = "self." + field.storageName
         if let entry = field.mapEntry {
             out.line("case \(field.lengthDelimitedTag):")
-            out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
+            out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage), unknownFields: &self.unknownFields)")
             return
         }
         if field.isRepeated {

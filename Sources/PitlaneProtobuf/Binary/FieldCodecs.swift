@@ -294,8 +294,7 @@ public enum ProtoEnumCodec<E: ProtoEnum>: ProtoFieldCodec {
     @inlinable public static var defaultValue: E { E() }
     @inlinable public static func read(from reader: inout ProtoReader) throws -> E {
         let number = Int(Int32(truncatingIfNeeded: try reader.readVarint()))
-        // Closed enums are read through readClosedEnum, so a miss here is a closed enum
-        // used as a map value: the default stands in, as no field can keep the number.
+        // Open enums name every number (UNRECOGNIZED); closed ones are read elsewhere.
         return E(rawValue: number) ?? E()
     }
     @inlinable public static func write(_ value: E, to writer: inout ProtoWriter) {
@@ -304,6 +303,34 @@ public enum ProtoEnumCodec<E: ProtoEnum>: ProtoFieldCodec {
     @inlinable public static func size(of value: E) -> Int {
         ProtoSize.varint(UInt64(bitPattern: Int64(value.rawValue)))
     }
+}
+
+/// A closed enum as a map value: an unknown number throws `UnknownClosedEnumValue`, which
+/// `readMapEntry` turns into keeping the whole entry as unknown fields.
+public enum ProtoClosedEnumCodec<E: ProtoEnum>: ProtoFieldCodec {
+    @inlinable public static var wireType: WireType { .varint }
+    @inlinable public static var defaultValue: E { E() }
+    @inlinable public static func read(from reader: inout ProtoReader) throws -> E {
+        guard let value = E(rawValue: Int(Int32(truncatingIfNeeded: try reader.readVarint()))) else {
+            throw UnknownClosedEnumValue()
+        }
+        return value
+    }
+    @inlinable public static func write(_ value: E, to writer: inout ProtoWriter) {
+        ProtoEnumCodec<E>.write(value, to: &writer)
+    }
+    @inlinable public static func size(of value: E) -> Int { ProtoEnumCodec<E>.size(of: value) }
+    public static func writeJSON(_ value: E, to writer: inout JSONWriter) throws {
+        try ProtoEnumCodec<E>.writeJSON(value, to: &writer)
+    }
+    public static func readJSON(from reader: inout JSONReader) throws -> E {
+        try ProtoEnumCodec<E>.readJSON(from: &reader)
+    }
+}
+
+/// A closed enum read a number it does not name (caught by `readMapEntry`).
+public struct UnknownClosedEnumValue: Error {
+    @inlinable public init() {}
 }
 
 extension ProtoReader {
@@ -315,7 +342,9 @@ extension ProtoReader {
     ) throws -> E? {
         let number = Int32(truncatingIfNeeded: try readVarint())
         if let value = E(rawValue: Int(number)) { return value }
-        unknownFields.appendVarint(fieldNumber: fieldNumber, value: UInt64(bitPattern: Int64(number)))
+        if !options.discardUnknownFields {
+            unknownFields.appendVarint(fieldNumber: fieldNumber, value: UInt64(bitPattern: Int64(number)))
+        }
         return nil
     }
 

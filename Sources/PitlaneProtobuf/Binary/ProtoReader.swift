@@ -166,6 +166,7 @@ public struct ProtoReader {
         depth -= 1
         limit = outerLimit
         groupNumber = outerGroup
+        fieldNumber = number
     }
 
     /// Reads a message into an optional field, merging with what is there.
@@ -232,11 +233,14 @@ public struct ProtoReader {
         limit = outerLimit
     }
 
-    /// Reads one map entry (a message with key 1 and value 2) into `map`.
+    /// Reads one map entry (a message with key 1 and value 2) into `map`. An entry whose
+    /// value is a closed enum's unknown number stays out of the map and is kept whole in
+    /// `unknownFields`, as the C++ runtime does.
     @inlinable
     public mutating func readMapEntry<K: ProtoFieldCodec, V: ProtoFieldCodec>(
-        _ key: K.Type, _ value: V.Type, into map: inout [K.Value: V.Value]
+        _ key: K.Type, _ value: V.Type, into map: inout [K.Value: V.Value], unknownFields: inout UnknownFields
     ) throws {
+        let entryStart = fieldStart
         let length = try readLength()
         let outerLimit = limit
         let outerGroup = groupNumber
@@ -246,13 +250,18 @@ public struct ProtoReader {
         groupNumber = 0
         var entryKey = K.defaultValue
         var entryValue = V.defaultValue
+        var valueUnknown = false
         do {
             while let tag = try nextTag() {
                 switch tag.rawValue {
                 case FieldTag(fieldNumber: 1, wireType: K.wireType).rawValue:
                     entryKey = try K.read(from: &self)
                 case FieldTag(fieldNumber: 2, wireType: V.wireType).rawValue:
-                    try V.merge(from: &self, into: &entryValue)
+                    do {
+                        try V.merge(from: &self, into: &entryValue)
+                    } catch is UnknownClosedEnumValue {
+                        valueUnknown = true
+                    }
                 default:
                     try skipField(tag)
                 }
@@ -261,7 +270,13 @@ public struct ProtoReader {
             failure.path.insert(number, at: 0)
             throw failure
         }
-        map[entryKey] = entryValue
+        if valueUnknown {
+            if !options.discardUnknownFields {
+                unknownFields.append(UnsafeRawBufferPointer(start: entryStart, count: cursor - entryStart))
+            }
+        } else {
+            map[entryKey] = entryValue
+        }
         depth -= 1
         limit = outerLimit
         groupNumber = outerGroup

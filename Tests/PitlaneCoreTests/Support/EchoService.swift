@@ -10,12 +10,19 @@ final class Probe: Sendable {
     let events: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
     private let attempts = Mutex(0)
+    private let recorded = Mutex<[String]>([])
 
     init() {
         (events, continuation) = AsyncStream.makeStream()
     }
 
-    func record(_ event: String) { continuation.yield(event) }
+    func record(_ event: String) {
+        recorded.withLock { $0.append(event) }
+        continuation.yield(event)
+    }
+
+    /// Every event so far.
+    var history: [String] { recorded.withLock { $0 } }
 
     /// Counts a handler call; returns its number, from 1.
     func countAttempt() -> Int { attempts.withLock { $0 += 1; return $0 } }

@@ -51,7 +51,7 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                try reader.readMapEntry(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
+                try reader.readMapEntry(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields, unknownFields: &self.unknownFields)
             default:
                 try reader.readUnknownField(tag, into: &self.unknownFields)
             }
