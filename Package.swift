@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "PitlaneProtobuf", targets: ["PitlaneProtobuf"]),
         .library(name: "PitlaneCore", targets: ["PitlaneCore"]),
+        .library(name: "PitlaneHTTP2", targets: ["PitlaneHTTP2"]),
         .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
         .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
     ],
@@ -25,8 +26,9 @@ let package = Package(
         .target(name: "PitlaneProtobuf"),
         .target(name: "PitlaneCodeGen", dependencies: ["PitlaneProtobuf"]),
 
-        // gRPC: the transport-agnostic runtime.
+        // gRPC: the transport-agnostic runtime, and HTTP/2 under it.
         .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
+        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CNGHTTP2", "COpenSSL", "CZlib"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",
@@ -57,6 +59,10 @@ let package = Package(
             name: "PitlaneCoreTests",
             dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]
+        ),
+        .testTarget(
+            name: "PitlaneHTTP2Tests",
+            dependencies: ["PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf"]
         ),
         .testTarget(
             name: "SeedPortTests",
