@@ -61,10 +61,6 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
         .testTarget(
-            name: "PitlaneHTTP2Tests",
-            dependencies: ["PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf"]
-        ),
-        .testTarget(
             name: "SeedPortTests",
             dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]
