@@ -118,4 +118,45 @@ struct InterceptorAndRetryTests {
         }
         #expect(probe.attemptCount == 5)
     }
+
+    static func hedging(delay: Duration, nonFatal: Set<Status.Code> = [.unavailable]) -> InProcessTransport {
+        let policy = HedgingPolicy(maxAttempts: 3, hedgingDelay: delay, nonFatalStatusCodes: nonFatal)
+        let config = MethodConfig(names: [MethodConfig.Name(service: "pitlane.test.echo.Echo")], executionPolicy: .hedge(policy))
+        return InProcessTransport(serviceConfig: ServiceConfig(methodConfigs: [config]))
+    }
+
+    @Test("hedging: a second attempt starts after the delay and wins; the first is cancelled")
+    func hedgingWins() async throws {
+        let probe = Probe()
+        let service = EchoService(probe: probe, stallFirstAttempts: 1)
+        try await withEchoServer(service: service, transport: Self.hedging(delay: .milliseconds(5))) { echo, _ in
+            let response = try await echo.get(.with { $0.text = "fastest" })
+            #expect(response.text == "fastest")
+        }
+        // A loaded machine may start the third attempt before the second answers.
+        #expect((2...3).contains(probe.attemptCount))
+        #expect(probe.history == ["stalled", "cancelled"])
+    }
+
+    @Test("hedging: a non-fatal status starts the next attempt at once, without waiting the delay")
+    func hedgingNonFatal() async throws {
+        let probe = Probe()
+        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 2), transport: Self.hedging(delay: .seconds(3600))) { echo, _ in
+            let response = try await echo.collect { writer in
+                for word in ["x", "y"] { try await writer.write(.with { $0.text = word }) }
+            }
+            #expect(response.text == "x y")
+        }
+        #expect(probe.attemptCount == 4)  // two failures, then one attempt reading two messages
+    }
+
+    @Test("hedging: a fatal status ends the RPC")
+    func hedgingFatal() async throws {
+        let probe = Probe()
+        try await withEchoServer(service: EchoService(probe: probe), transport: Self.hedging(delay: .seconds(3600))) { echo, _ in
+            let error = await #expect(throws: RPCError.self) { try await echo.get(.with { $0.failWithCode = 9 }) }
+            #expect(error?.code == .failedPrecondition)
+        }
+        #expect(probe.attemptCount == 1)
+    }
 }

@@ -60,13 +60,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 return try await retrying(request, context, policy: policy, group: &group)
             }
             if case .hedge(let policy)? = context.options.executionPolicy, policy.maxAttempts > 1 {
-                // Hedging runs as retries on non-fatal codes, one attempt at a time.
-                let retry = RetryPolicy(
-                    maxAttempts: policy.maxAttempts, initialBackoff: policy.hedgingDelay,
-                    maxBackoff: policy.hedgingDelay, backoffMultiplier: 1,
-                    retryableStatusCodes: policy.nonFatalStatusCodes
-                )
-                return try await retrying(request, context, policy: retry, group: &group)
+                return try await hedging(request, context, policy: policy, group: &group)
             }
             let attempt = try await openAttempt(context, group: &group)
             guard let stream = attempt.stream else { return StreamingClientResponse(error: attempt.error!) }
@@ -88,36 +82,14 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             _ request: StreamingClientRequest<In>, _ context: ClientContext, policy: RetryPolicy,
             group: inout ThrowingTaskGroup<Void, any Error>
         ) async throws -> StreamingClientResponse<Out> {
-            let replay = ReplayBuffer<[UInt8]>(limit: executor.retryBufferBytes, sizeOf: \.count)
-            let serializer = self.serializer
-            let limit = context.options.maxRequestMessageBytes ?? .max
-            group.addTask {
-                do {
-                    try await request.producer(RPCWriter(wrapping: ReplayWriter(buffer: replay) { message in
-                        try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request")
-                    }))
-                    replay.finish(.success(()))
-                } catch {
-                    replay.finish(.failure(error))
-                }
-            }
+            let replay = startReplay(request, context, group: &group)
             var backoff = policy.initialBackoff
             for attemptNumber in 1...policy.maxAttempts {
                 let attempt = try await openAttempt(context, group: &group)
                 let head: ResponseHead
                 let forwarder = RPCCancellationHandle()
                 if let stream = attempt.stream {
-                    group.addTask {
-                        await forwarder.run {
-                            await send(metadata: request.metadata, to: stream.outbound) { outbound in
-                                var index = 0
-                                while let message = try await replay.element(at: index) {
-                                    try await outbound.write(.message(message))
-                                    index += 1
-                                }
-                            }
-                        }
-                    }
+                    group.addTask { await forwarder.run { await forward(replay, request.metadata, to: stream.outbound) } }
                     head = await readHead(stream)
                 } else {
                     head = .rejected(attempt.error!)
@@ -135,6 +107,107 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 return makeResponse(head, context)
             }
             preconditionFailure("the retry loop returns from its last attempt")
+        }
+
+        /// gRFC A6 hedging: attempts start `hedgingDelay` apart (at once after a non-fatal
+        /// status) until one gets response headers or a fatal status; that one wins and the
+        /// others are cancelled.
+        private func hedging(
+            _ request: StreamingClientRequest<In>, _ context: ClientContext, policy: HedgingPolicy,
+            group: inout ThrowingTaskGroup<Void, any Error>
+        ) async throws -> StreamingClientResponse<Out> {
+            let replay = startReplay(request, context, group: &group)
+            var attempts: [(release: RPCCancellationHandle, forwarder: RPCCancellationHandle)] = []
+            var lastFailure = RPCError(code: .unavailable, message: "no hedged attempt answered")
+            var pending = 0
+            var mayStartMore = true
+
+            return try await withThrowingTaskGroup(of: HedgeEvent.self) { events in
+                defer { events.cancelAll() }
+                waiting: while true {
+                    if mayStartMore, attempts.count < policy.maxAttempts {
+                        let index = attempts.count
+                        let attempt = try await openAttempt(context, group: &group)
+                        let forwarder = RPCCancellationHandle()
+                        attempts.append((attempt.release, forwarder))
+                        pending += 1
+                        if let stream = attempt.stream {
+                            group.addTask { await forwarder.run { await forward(replay, request.metadata, to: stream.outbound) } }
+                            events.addTask { .head(index, SendableHead(await readHead(stream))) }
+                        } else {
+                            let error = attempt.error!
+                            events.addTask { .head(index, SendableHead(.rejected(error))) }
+                        }
+                        if attempts.count < policy.maxAttempts {
+                            events.addTask {
+                                try await Task.sleep(for: policy.hedgingDelay)
+                                return .hedgeDelayPassed
+                            }
+                        }
+                        mayStartMore = false
+                    }
+                    guard let event = try await events.next() else { break waiting }
+                    switch event {
+                    case .hedgeDelayPassed:
+                        mayStartMore = replay.isReplayable
+                    case .head(let index, let head):
+                        pending -= 1
+                        if case .rejected(let error) = head.head, policy.nonFatalStatusCodes.contains(error.code.status) {
+                            lastFailure = error
+                            attempts[index].forwarder.cancel()
+                            attempts[index].release.cancel()
+                            // A non-fatal status starts the next attempt at once, unless the
+                            // server asks for no more (`grpc-retry-pushback-ms` not a number).
+                            let pushback = error.metadata[stringValues: "grpc-retry-pushback-ms"].first
+                            mayStartMore = replay.isReplayable && pushback.map { Int($0).map { $0 >= 0 } ?? false } ?? true
+                            if (!mayStartMore || attempts.count == policy.maxAttempts) && pending == 0 { break waiting }
+                            continue waiting
+                        }
+                        for (other, handles) in attempts.enumerated() where other != index {
+                            handles.forwarder.cancel()
+                            handles.release.cancel()
+                        }
+                        replay.commit()
+                        return makeResponse(head.head, context)
+                    }
+                }
+                replay.commit()
+                return StreamingClientResponse(error: lastFailure)
+            }
+        }
+
+        /// Runs the request producer once, into a buffer attempts replay from.
+        private func startReplay(
+            _ request: StreamingClientRequest<In>, _ context: ClientContext,
+            group: inout ThrowingTaskGroup<Void, any Error>
+        ) -> ReplayBuffer<[UInt8]> {
+            let replay = ReplayBuffer<[UInt8]>(limit: executor.retryBufferBytes, sizeOf: \.count)
+            let serializer = self.serializer
+            let limit = context.options.maxRequestMessageBytes ?? .max
+            group.addTask {
+                do {
+                    try await request.producer(RPCWriter(wrapping: ReplayWriter(buffer: replay) { message in
+                        try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request")
+                    }))
+                    replay.finish(.success(()))
+                } catch {
+                    replay.finish(.failure(error))
+                }
+            }
+            return replay
+        }
+
+        /// Sends the request metadata and every buffered message to one attempt's stream.
+        private func forward(
+            _ replay: ReplayBuffer<[UInt8]>, _ metadata: Metadata, to outbound: RPCWriter<RPCRequestPart>.Closable
+        ) async {
+            await send(metadata: metadata, to: outbound) { outbound in
+                var index = 0
+                while let message = try await replay.element(at: index) {
+                    try await outbound.write(.message(message))
+                    index += 1
+                }
+            }
         }
 
         /// The server's pushback (`grpc-retry-pushback-ms`) or a random share of the backoff;
@@ -200,6 +273,18 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             case accepted(Metadata, RPCAsyncSequence<RPCResponsePart, any Error>.AsyncIterator)
             case trailersOnly(Metadata)
             case rejected(RPCError)
+        }
+
+        enum HedgeEvent: Sendable {
+            case head(Int, SendableHead)
+            case hedgeDelayPassed
+        }
+
+        /// Carries a head out of the child task that read it. `@unchecked Sendable`: the
+        /// iterator inside moves from that task to the coordinator, which alone reads on.
+        struct SendableHead: @unchecked Sendable {
+            let head: ResponseHead
+            init(_ head: ResponseHead) { self.head = head }
         }
 
         private func readHead(_ stream: ClientRPCStream) async -> ResponseHead {

@@ -41,10 +41,13 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
     let probe: Probe
     /// Attempts failing with `.unavailable` before the service answers, for retry tests.
     var failFirstAttempts = 0
+    /// Attempts that never answer (they wait to be cancelled), for hedging tests.
+    var stallFirstAttempts = 0
 
-    init(probe: Probe = Probe(), failFirstAttempts: Int = 0) {
+    init(probe: Probe = Probe(), failFirstAttempts: Int = 0, stallFirstAttempts: Int = 0) {
         self.probe = probe
         self.failFirstAttempts = failFirstAttempts
+        self.stallFirstAttempts = stallFirstAttempts
     }
 
     /// Fails, waits for cancellation, or passes, as the request says.
@@ -52,6 +55,12 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
         let attempt = probe.countAttempt()
         if attempt <= failFirstAttempts {
             throw RPCError(code: .unavailable, message: "attempt \(attempt) fails on purpose")
+        }
+        if attempt <= stallFirstAttempts {
+            probe.record("stalled")
+            await context.cancellation.wait()
+            probe.record("cancelled")
+            throw CancellationError()
         }
         if request.failWithCode != 0 {
             guard let code = Status.Code(rawValue: Int(request.failWithCode)).flatMap(RPCError.Code.init) else {
