@@ -7,6 +7,28 @@ struct MessageGenerator {
     private var access: String { options.accessPrefix }
     private var runtime: String { FieldInfo.runtime }
 
+    /// Messages with more fields than this keep them in a copy-on-write class, so copying a
+    /// message copies one reference rather than every field.
+    static let storageThreshold = 16
+
+    private var usesStorage: Bool { message.fields.count > Self.storageThreshold }
+
+    /// How method bodies reach stored fields: `self.` or the storage class's `storage.`.
+    private var base: String { usesStorage ? "storage." : "self." }
+
+    /// The line that binds `storage` at the top of a method body, if the message has one.
+    private func storagePrologue(mutating: Bool, to out: inout CodeWriter) {
+        guard usesStorage else { return }
+        out.line(mutating ? "let storage = _uniqueStorage()" : "let storage = _storage")
+    }
+
+    /// Every stored field and oneof: name, type and initial value.
+    private var storedProperties: [(name: String, type: String, initial: String)] {
+        message.fields.filter { $0.oneof == nil }.map { field in
+            (field.storageName, field.storageType, field.hasPresence ? "nil" : field.defaultValue)
+        } + message.oneofs.map { (SwiftNaming.escaped($0.propertyName), "\($0.enumName)?", "nil") }
+    }
+
     func write(to out: inout CodeWriter) {
         out.block("\(access)struct \(message.localName): \(runtime)Message {") { out in
             out.line("\(access)static let protoMessageName = \(SwiftNaming.stringLiteral(message.protoName))")
@@ -41,7 +63,10 @@ struct MessageGenerator {
             writeJSONEncode(to: &out)
             out.line()
             writeJSONDecode(to: &out)
-            if message.fields.contains(where: \.hasPresence) {
+            if usesStorage {
+                out.line()
+                writeStorage(to: &out)
+            } else if message.fields.contains(where: \.hasPresence) {
                 out.line()
                 for field in message.fields where field.hasPresence {
                     out.line("private var \(field.storageName): \(field.storageType) = nil")
@@ -53,6 +78,8 @@ struct MessageGenerator {
     // MARK: Properties
 
     private func writeProperties(to out: inout CodeWriter) {
+        let read = usesStorage ? "_storage." : ""
+        let write = usesStorage ? "_uniqueStorage()." : ""
         for field in message.fields {
             let name = SwiftNaming.escaped(field.propertyName)
             if let oneof = field.oneof {
@@ -61,24 +88,74 @@ struct MessageGenerator {
                     out.line("set { self.\(SwiftNaming.escaped(oneof.propertyName)) = .\(name)(newValue) }")
                 }
             } else if field.hasPresence {
-                let read = field.isIndirect ? "\(field.storageName)?.value" : field.storageName
-                let write = field.isIndirect ? "\(runtime)Boxed(newValue)" : "newValue"
+                let value = field.isIndirect ? "\(read)\(field.storageName)?.value" : read + field.storageName
+                let newValue = field.isIndirect ? "\(runtime)Boxed(newValue)" : "newValue"
                 out.block("\(access)var \(name): \(field.valueType) {") { out in
-                    out.line("get { \(read) ?? \(field.defaultValue) }")
-                    out.line("set { \(field.storageName) = \(write) }")
+                    out.line("get { \(value) ?? \(field.defaultValue) }")
+                    out.line("set { \(write)\(field.storageName) = \(newValue) }")
                 }
                 out.line("/// Whether `\(field.propertyName)` is set.")
-                out.line("\(access)var has\(field.capitalizedName): Bool { \(field.storageName) != nil }")
+                out.line("\(access)var has\(field.capitalizedName): Bool { \(read)\(field.storageName) != nil }")
                 out.line("/// Unsets `\(field.propertyName)`; it reads as its default again.")
-                out.line("\(access)mutating func clear\(field.capitalizedName)() { \(field.storageName) = nil }")
+                out.line("\(access)mutating func clear\(field.capitalizedName)() { \(write)\(field.storageName) = nil }")
+            } else if usesStorage {
+                out.block("\(access)var \(name): \(field.propertyType) {") { out in
+                    out.line("get { _storage.\(name) }")
+                    out.line("set { _uniqueStorage().\(name) = newValue }")
+                }
             } else {
                 out.line("\(access)var \(name): \(field.propertyType) = \(field.defaultValue)")
             }
             out.line()
         }
         for oneof in message.oneofs {
-            out.line("\(access)var \(SwiftNaming.escaped(oneof.propertyName)): \(oneof.enumName)? = nil")
+            let name = SwiftNaming.escaped(oneof.propertyName)
+            if usesStorage {
+                out.block("\(access)var \(name): \(oneof.enumName)? {") { out in
+                    out.line("get { _storage.\(name) }")
+                    out.line("set { _uniqueStorage().\(name) = newValue }")
+                }
+            } else {
+                out.line("\(access)var \(name): \(oneof.enumName)? = nil")
+            }
             out.line()
+        }
+    }
+
+    /// The copy-on-write storage of a large message, and the equality and hashing that
+    /// compare its contents rather than its identity.
+    private func writeStorage(to out: inout CodeWriter) {
+        let properties = storedProperties
+        out.line("private var _storage = _Storage()")
+        out.line()
+        out.line("/// `@unchecked Sendable`: a storage object is mutated only while uniquely referenced.")
+        out.block("private final class _Storage: @unchecked Sendable {") { out in
+            for property in properties {
+                out.line("var \(property.name): \(property.type) = \(property.initial)")
+            }
+            out.line()
+            out.line("init() {}")
+            out.line()
+            out.block("init(copying other: _Storage) {") { out in
+                for property in properties { out.line("\(property.name) = other.\(property.name)") }
+            }
+        }
+        out.line()
+        out.block("private mutating func _uniqueStorage() -> _Storage {") { out in
+            out.line("if !isKnownUniquelyReferenced(&_storage) { _storage = _Storage(copying: _storage) }")
+            out.line("return _storage")
+        }
+        out.line()
+        out.block("\(access)static func == (lhs: \(message.localName), rhs: \(message.localName)) -> Bool {") { out in
+            out.line("guard lhs.unknownFields == rhs.unknownFields else { return false }")
+            out.line("if lhs._storage === rhs._storage { return true }")
+            let comparisons = properties.map { "lhs._storage.\($0.name) == rhs._storage.\($0.name)" }
+            out.line("return " + comparisons.joined(separator: "\n            && "))
+        }
+        out.line()
+        out.block("\(access)func hash(into hasher: inout Hasher) {") { out in
+            out.line("hasher.combine(unknownFields)")
+            for property in properties { out.line("hasher.combine(_storage.\(property.name))") }
         }
     }
 
@@ -93,13 +170,14 @@ struct MessageGenerator {
 
     private func writeIsInitialized(to out: inout CodeWriter) {
         out.block("\(access)var isInitialized: Bool {") { out in
+            storagePrologue(mutating: false, to: &out)
             for field in message.fields {
                 if field.presence == .required && field.oneof == nil {
-                    out.line("if self.\(field.storageName) == nil { return false }")
+                    out.line("if \(base)\(field.storageName) == nil { return false }")
                 }
                 if let entry = field.mapEntry {
                     if let value = entry.fields.last?.message, model.needsInitializationCheck(value) {
-                        out.line("if !self.\(field.storageName).values.allSatisfy(\\.isInitialized) { return false }")
+                        out.line("if !\(base)\(field.storageName).values.allSatisfy(\\.isInitialized) { return false }")
                     }
                     continue
                 }
@@ -121,6 +199,7 @@ struct MessageGenerator {
 
     private func writeDecode(to out: inout CodeWriter) {
         out.block("\(access)mutating func decodeFields(from reader: inout \(runtime)ProtoReader) throws {") { out in
+            storagePrologue(mutating: true, to: &out)
             out.block("while let tag = try reader.nextTag() {") { out in
                 out.switchBlock("tag.rawValue") { out in
                     for field in message.fields {
@@ -134,7 +213,7 @@ struct MessageGenerator {
     }
 
     private func writeDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = "self." + field.storageName
+        let storage = base + field.storageName
         if let entry = field.mapEntry {
             out.line("case \(field.lengthDelimitedTag):")
             out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage), unknownFields: &self.unknownFields)")
@@ -163,7 +242,7 @@ struct MessageGenerator {
         out.line("case \(field.tag):")
         if let oneof = field.oneof {
             let name = SwiftNaming.escaped(field.propertyName)
-            let target = "self." + SwiftNaming.escaped(oneof.propertyName)
+            let target = base + SwiftNaming.escaped(oneof.propertyName)
             if field.message != nil {
                 out.line("    var value = \(field.valueType)()")
                 out.line("    if case .\(name)(let existing)? = \(target) { value = existing }")
@@ -197,6 +276,7 @@ struct MessageGenerator {
     /// Fields are written last to first: the writer fills its buffer from the end.
     private func writeEncode(to out: inout CodeWriter) {
         out.block("\(access)func encodeFields(to writer: inout \(runtime)ProtoWriter) {") { out in
+            storagePrologue(mutating: false, to: &out)
             out.line("writer.writeUnknownFields(self.unknownFields)")
             for field in message.fields.reversed() {
                 writeEncodeField(field, to: &out)
@@ -205,7 +285,7 @@ struct MessageGenerator {
     }
 
     private func writeEncodeField(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = "self." + field.storageName
+        let storage = base + field.storageName
         if let entry = field.mapEntry {
             out.line("writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
             return
@@ -224,7 +304,7 @@ struct MessageGenerator {
             ? "writer.writeGroup(value, fieldNumber: \(field.number))"
             : "writer.writeField(\(field.codec), value, tag: \(field.tag))"
         if let oneof = field.oneof {
-            out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) { \(write) }")
+            out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) { \(write) }")
         } else if field.hasPresence {
             out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { \(write) }")
         } else {
@@ -238,12 +318,13 @@ struct MessageGenerator {
                 out.line("self.unknownFields.encodedSize")
                 return
             }
+            storagePrologue(mutating: false, to: &out)
             out.line("var size = self.unknownFields.encodedSize")
             for field in message.fields where field.oneof == nil {
                 writeSizeField(field, to: &out)
             }
             for oneof in message.oneofs {
-                out.switchBlock("self." + SwiftNaming.escaped(oneof.propertyName)) { out in
+                out.switchBlock(base + SwiftNaming.escaped(oneof.propertyName)) { out in
                     for field in oneof.fields {
                         out.line("case .\(SwiftNaming.escaped(field.propertyName))(let value)?: size += \(sizeOfValue(field))")
                     }
@@ -255,7 +336,7 @@ struct MessageGenerator {
     }
 
     private func writeSizeField(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = "self." + field.storageName
+        let storage = base + field.storageName
         let size = "\(runtime)ProtoSize"
         if let entry = field.mapEntry {
             out.line("size += \(size).map(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tagSize: \(field.tagSize))")
@@ -284,15 +365,16 @@ struct MessageGenerator {
 
     private func writeJSONEncode(to out: inout CodeWriter) {
         out.block("\(access)func encodeJSONFields(to writer: inout \(runtime)JSONWriter) throws {") { out in
+            storagePrologue(mutating: false, to: &out)
             for field in message.fields {
                 let names = "json: \(SwiftNaming.stringLiteral(field.descriptor.jsonName)), proto: \(SwiftNaming.stringLiteral(field.name))"
-                let storage = "self." + field.storageName
+                let storage = base + field.storageName
                 if let entry = field.mapEntry {
                     out.line("try writer.writeMapField(\(names), \(entry.fields[0].codec), \(entry.fields[1].codec), \(storage))")
                 } else if field.isRepeated {
                     out.line("try writer.writeRepeatedField(\(names), \(field.codec), \(storage))")
                 } else if let oneof = field.oneof {
-                    out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) {")
+                    out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) {")
                     out.line("    try writer.writeField(\(names), \(field.codec), value)")
                     out.line("}")
                 } else if field.hasPresence {
@@ -314,6 +396,7 @@ struct MessageGenerator {
                 out.line("false")
                 return
             }
+            storagePrologue(mutating: true, to: &out)
             out.switchBlock("name") { out in
                 for field in message.fields {
                     let names = Set([field.descriptor.jsonName, field.name]).sorted().map(SwiftNaming.stringLiteral)
@@ -328,7 +411,7 @@ struct MessageGenerator {
     }
 
     private func writeJSONDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {
-        let storage = "self." + field.storageName
+        let storage = base + field.storageName
         if let entry = field.mapEntry {
             out.line("    try reader.readMapField(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
             return
@@ -352,7 +435,7 @@ struct MessageGenerator {
         }
         let assign: (String) -> String
         if let oneof = field.oneof {
-            assign = { "self.\(SwiftNaming.escaped(oneof.propertyName)) = .\(SwiftNaming.escaped(field.propertyName))(\($0))" }
+            assign = { "\(base)\(SwiftNaming.escaped(oneof.propertyName)) = .\(SwiftNaming.escaped(field.propertyName))(\($0))" }
         } else if field.isIndirect {
             assign = { "\(storage) = \(self.runtime)Boxed(\($0))" }
         } else {
