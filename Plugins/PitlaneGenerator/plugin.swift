@@ -32,8 +32,7 @@ struct PitlaneGenerator: BuildToolPlugin {
             let root = configURL?.deletingLastPathComponent().standardizedFileURL ?? targetRoot
             let protoc = try config.protocURL()
             let relative = String(proto.standardizedFileURL.path.dropFirst(root.path.count + 1))
-            let output = context.pluginWorkDirectoryURL
-                .appending(path: String(relative.dropLast(".proto".count)) + ".pb.swift")
+            let output = context.pluginWorkDirectoryURL.appending(path: config.outputName(for: relative))
             var arguments = [
                 "--plugin=protoc-gen-pitlane=\(generator.path)",
                 "--pitlane_out=\(context.pluginWorkDirectoryURL.path)",
@@ -67,6 +66,9 @@ struct GeneratorConfig: Decodable {
     struct GeneratedSource: Decodable {
         /// "internal" (default), "public" or "package".
         var accessLevel: String?
+        /// "FullPath" (default: a/b.proto → a/b.pb.swift), "PathToUnderscores" (a_b.pb.swift)
+        /// or "DropPath" (b.pb.swift).
+        var fileNaming: String?
     }
 
     struct Protoc: Decodable {
@@ -106,7 +108,20 @@ struct GeneratorConfig: Decodable {
             "Messages=\(generate?.messages ?? true)",
             "Clients=\(generate?.clients ?? true)",
             "Servers=\(generate?.servers ?? true)",
+            "FileNaming=\(fileNaming)",
         ].joined(separator: ",")
+    }
+
+    var fileNaming: String { generatedSource?.fileNaming ?? "FullPath" }
+
+    /// The file the generator writes for a proto path relative to the import root.
+    func outputName(for relativeProto: String) -> String {
+        let base = String(relativeProto.dropLast(".proto".count))
+        switch fileNaming {
+        case "PathToUnderscores": return base.replacingOccurrences(of: "/", with: "_") + ".pb.swift"
+        case "DropPath": return (base.split(separator: "/").last.map(String.init) ?? base) + ".pb.swift"
+        default: return base + ".pb.swift"
+        }
     }
 
     func protocURL() throws -> URL {
