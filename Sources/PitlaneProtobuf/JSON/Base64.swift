@@ -1,9 +1,10 @@
-/// Base64 for JSON `bytes`: standard alphabet with padding out; standard or URL-safe,
-/// padded or not, in.
-enum Base64 {
+/// Base64 for JSON `bytes` and gRPC `-bin` metadata: standard alphabet with padding out
+/// (or without, as gRPC prefers); standard or URL-safe, padded or not, in.
+public enum Base64 {
     static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    /// The base64 text of `bytes`.
+    public static func encode(_ bytes: [UInt8], padded: Bool = true) -> String {
         var output: [UInt8] = []
         output.reserveCapacity((bytes.count + 2) / 3 * 4)
         var index = 0
@@ -17,13 +18,14 @@ enum Base64 {
             let chunk = UInt32(bytes[index]) << 16 | (rest == 2 ? UInt32(bytes[index + 1]) << 8 : 0)
             output.append(alphabet[Int(chunk >> 18 & 63)])
             output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(rest == 2 ? alphabet[Int(chunk >> 6 & 63)] : UInt8(ascii: "="))
-            output.append(UInt8(ascii: "="))
+            if rest == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) } else if padded { output.append(UInt8(ascii: "=")) }
+            if padded { output.append(UInt8(ascii: "=")) }
         }
         return String(decoding: output, as: UTF8.self)
     }
 
-    static func decode(_ text: String) -> [UInt8]? {
+    /// The decoded bytes, or nil when `text` is not base64.
+    public static func decode(_ text: String) -> [UInt8]? {
         var values: [UInt8] = []
         var padding = 0
         for byte in text.utf8 {

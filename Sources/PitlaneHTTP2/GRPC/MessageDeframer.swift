@@ -1,0 +1,67 @@
+import PitlaneCore
+
+/// Splits the bytes of DATA frames into gRPC messages: each is a compressed flag, a 4-byte
+/// big-endian length and that many bytes, and may span frames or share one with others.
+struct MessageDeframer {
+    /// The largest message accepted; a longer length prefix fails at once, before buffering.
+    let maxMessageBytes: Int
+    private var buffer: [UInt8] = []
+    private var consumed = 0
+
+    init(maxMessageBytes: Int) {
+        self.maxMessageBytes = maxMessageBytes
+    }
+
+    /// Bytes held for a message not yet complete.
+    var bufferedBytes: Int { buffer.count - consumed }
+
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        if consumed > 0, consumed == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            consumed = 0
+        }
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// The next complete message and whether it is compressed, or nil until more bytes come.
+    mutating func next() throws -> (compressed: Bool, bytes: [UInt8])? {
+        guard bufferedBytes >= 5 else { return nil }
+        let flag = buffer[consumed]
+        guard flag <= 1 else {
+            throw RPCError(code: .internal, message: "invalid gRPC message flag \(flag)")
+        }
+        let length = Int(buffer[consumed + 1]) << 24 | Int(buffer[consumed + 2]) << 16
+            | Int(buffer[consumed + 3]) << 8 | Int(buffer[consumed + 4])
+        guard length <= maxMessageBytes else {
+            throw RPCError(code: .resourceExhausted, message: "message of \(length) bytes exceeds the limit of \(maxMessageBytes)")
+        }
+        guard bufferedBytes >= 5 + length else { return nil }
+        let start = consumed + 5
+        let message = Array(buffer[start..<start + length])
+        consumed = start + length
+        if consumed == buffer.count {
+            buffer.removeAll(keepingCapacity: buffer.capacity <= 65_536)
+            consumed = 0
+        } else if consumed > 65_536 {
+            buffer.removeFirst(consumed)
+            consumed = 0
+        }
+        return (flag == 1, message)
+    }
+}
+
+/// Writes the 5-byte gRPC message prefix.
+enum MessageFramer {
+    static func prefix(length: Int, compressed: Bool) -> [UInt8] {
+        [compressed ? 1 : 0, UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
+         UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+    }
+
+    /// A message with its prefix, in one buffer.
+    static func frame(_ message: [UInt8], compressed: Bool = false) -> [UInt8] {
+        var framed = prefix(length: message.count, compressed: compressed)
+        framed.reserveCapacity(5 + message.count)
+        framed.append(contentsOf: message)
+        return framed
+    }
+}

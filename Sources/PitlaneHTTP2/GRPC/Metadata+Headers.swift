@@ -1,0 +1,34 @@
+import PitlaneCore
+import PitlaneProtobuf
+
+extension Metadata {
+    /// Metadata as HTTP/2 header fields: `-bin` values base64-encoded (unpadded).
+    var headerFields: [(name: String, value: String)] {
+        map { element in
+            switch element.value {
+            case .string(let text): (element.key, text)
+            case .binary(let bytes): (element.key, Base64.encode(bytes, padded: false))
+            }
+        }
+    }
+
+    /// Adds a received header field unless gRPC or HTTP/2 reserve its name; `-bin` values
+    /// that are not base64 are dropped (the spec allows ignoring a malformed binary value).
+    mutating func addHeaderField(name: String, value: String) {
+        guard !Metadata.isReserved(name) else { return }
+        if name.hasSuffix("-bin") {
+            // Several binary values may arrive comma-separated in one field.
+            for part in value.split(separator: ",") {
+                if let bytes = Base64.decode(part.trimmingCharacters(in: " ")) { addBinary(bytes, forKey: name) }
+            }
+        } else {
+            addString(value, forKey: name)
+        }
+    }
+}
+
+extension Substring {
+    func trimmingCharacters(in characters: Character) -> String {
+        String(drop { $0 == characters }.reversed().drop { $0 == characters }.reversed())
+    }
+}
