@@ -55,10 +55,16 @@ let package = Package(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]
         ),
+        // Fixtures shared by the test targets: the echo service and its .proto.
+        .target(
+            name: "TestSupport",
+            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
+            path: "Tests/TestSupport",
+            plugins: ["PitlaneGenerator"]
+        ),
         .testTarget(
             name: "PitlaneCoreTests",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
-            plugins: ["PitlaneGenerator"]
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "TestSupport"]
         ),
         .testTarget(
             name: "SeedPortTests",

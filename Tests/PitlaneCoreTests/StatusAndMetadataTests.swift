@@ -1,4 +1,5 @@
 import PitlaneCore
+import TestSupport
 import PitlaneProtobuf
 import Testing
 

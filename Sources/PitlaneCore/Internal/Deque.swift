@@ -1,24 +1,29 @@
 /// A first-in first-out queue on a ring buffer: O(1) append and removal at the front.
-struct Deque<Element> {
+/// Shared with the transports in this package, not public API.
+package struct Deque<Element> {
     private var storage: [Element?] = []
     private var head = 0
-    private(set) var count = 0
+    package private(set) var count = 0
 
-    var isEmpty: Bool { count == 0 }
+    package init() {}
 
-    mutating func append(_ element: Element) {
+    package var isEmpty: Bool { count == 0 }
+
+    package var first: Element? { isEmpty ? nil : storage[head] }
+
+    package mutating func append(_ element: Element) {
         if count == storage.count { grow() }
         storage[(head + count) % storage.count] = element
         count += 1
     }
 
     /// The element `offset` places from the front.
-    subscript(offset: Int) -> Element {
+    package subscript(offset: Int) -> Element {
         precondition(offset >= 0 && offset < count, "Deque index out of range")
         return storage[(head + offset) % storage.count]!
     }
 
-    mutating func popFirst() -> Element? {
+    package mutating func popFirst() -> Element? {
         guard count > 0 else { return nil }
         let element = storage[head]
         storage[head] = nil
@@ -27,7 +32,7 @@ struct Deque<Element> {
         return element
     }
 
-    mutating func removeAll() {
+    package mutating func removeAll() {
         storage = []
         head = 0
         count = 0

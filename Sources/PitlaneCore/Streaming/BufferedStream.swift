@@ -86,6 +86,33 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// Adds an element without waiting, for producers bounded another way (an HTTP/2
+    /// transport: the peer can send no more than the window it was given).
+    /// - Returns: false when the consumer has gone or the stream was finished.
+    @discardableResult
+    public func yield(_ element: Element) -> Bool {
+        let size = sizeOf(element)
+        let consumer: CheckedContinuation<Element?, any Error>?? = state.withLock { state in
+            if state.consumerGone || state.end != nil { return .none }
+            if let consumer = state.waitingConsumer {
+                state.waitingConsumer = nil
+                return .some(consumer)
+            }
+            state.buffer.append(element)
+            state.bufferedBytes += size
+            state.peakBufferedBytes = Swift.max(state.peakBufferedBytes, state.bufferedBytes)
+            return .some(nil)
+        }
+        switch consumer {
+        case .none: return false
+        case .some(let waiting?):
+            waiting.resume(returning: element)
+            onConsume?(size)
+            return true
+        case .some(nil): return true
+        }
+    }
+
     private func waitForSpace() async throws {
         let id = state.withLock { state in
             defer { state.nextProducerID += 1 }

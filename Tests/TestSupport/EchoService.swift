@@ -2,34 +2,34 @@ import PitlaneCore
 import PitlaneProtobuf
 import Synchronization
 
-typealias EchoRequest = Pitlane_Test_Echo_EchoRequest
-typealias EchoResponse = Pitlane_Test_Echo_EchoResponse
+public typealias EchoRequest = Pitlane_Test_Echo_EchoRequest
+public typealias EchoResponse = Pitlane_Test_Echo_EchoResponse
 
 /// Events handlers report, so tests wait for them instead of sleeping.
-final class Probe: Sendable {
-    let events: AsyncStream<String>
+public final class Probe: Sendable {
+    public let events: AsyncStream<String>
     private let continuation: AsyncStream<String>.Continuation
     private let attempts = Mutex(0)
     private let recorded = Mutex<[String]>([])
 
-    init() {
+    public init() {
         (events, continuation) = AsyncStream.makeStream()
     }
 
-    func record(_ event: String) {
+    public func record(_ event: String) {
         recorded.withLock { $0.append(event) }
         continuation.yield(event)
     }
 
     /// Every event so far.
-    var history: [String] { recorded.withLock { $0 } }
+    public var history: [String] { recorded.withLock { $0 } }
 
     /// Counts a handler call; returns its number, from 1.
-    func countAttempt() -> Int { attempts.withLock { $0 += 1; return $0 } }
-    var attemptCount: Int { attempts.withLock { $0 } }
+    public func countAttempt() -> Int { attempts.withLock { $0 += 1; return $0 } }
+    public var attemptCount: Int { attempts.withLock { $0 } }
 
     /// Waits for the next event.
-    func next() async -> String? {
+    public func next() async -> String? {
         var iterator = events.makeAsyncIterator()
         return await iterator.next()
     }
@@ -37,14 +37,14 @@ final class Probe: Sendable {
 
 /// Echoes requests; the request's fields make it fail, stream, or wait for cancellation.
 /// Request metadata comes back as initial and trailing metadata.
-struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
-    let probe: Probe
+public struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
+    public let probe: Probe
     /// Attempts failing with `.unavailable` before the service answers, for retry tests.
-    var failFirstAttempts = 0
+    public var failFirstAttempts = 0
     /// Attempts that never answer (they wait to be cancelled), for hedging tests.
-    var stallFirstAttempts = 0
+    public var stallFirstAttempts = 0
 
-    init(probe: Probe = Probe(), failFirstAttempts: Int = 0, stallFirstAttempts: Int = 0) {
+    public init(probe: Probe = Probe(), failFirstAttempts: Int = 0, stallFirstAttempts: Int = 0) {
         self.probe = probe
         self.failFirstAttempts = failFirstAttempts
         self.stallFirstAttempts = stallFirstAttempts
@@ -76,7 +76,7 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
         }
     }
 
-    func get(request: ServerRequest<EchoRequest>, context: ServerContext) async throws -> ServerResponse<EchoResponse> {
+    public func get(request: ServerRequest<EchoRequest>, context: ServerContext) async throws -> ServerResponse<EchoResponse> {
         try await obey(request.message, request.metadata, context)
         return ServerResponse(
             message: .with { $0.text = request.message.text },
@@ -84,7 +84,7 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
         )
     }
 
-    func collect(request: StreamingServerRequest<EchoRequest>, context: ServerContext) async throws -> ServerResponse<EchoResponse> {
+    public func collect(request: StreamingServerRequest<EchoRequest>, context: ServerContext) async throws -> ServerResponse<EchoResponse> {
         var texts: [String] = []
         for try await message in request.messages {
             try await obey(message, request.metadata, context)
@@ -93,7 +93,7 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
         return ServerResponse(message: .with { $0.text = texts.joined(separator: " ") }, metadata: request.metadata)
     }
 
-    func expand(request: ServerRequest<EchoRequest>, context: ServerContext) async throws -> StreamingServerResponse<EchoResponse> {
+    public func expand(request: ServerRequest<EchoRequest>, context: ServerContext) async throws -> StreamingServerResponse<EchoResponse> {
         try await obey(request.message, request.metadata, context)
         let message = request.message
         return StreamingServerResponse(metadata: request.metadata) { writer in
@@ -105,7 +105,7 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
         }
     }
 
-    func update(request: StreamingServerRequest<EchoRequest>, context: ServerContext) async throws -> StreamingServerResponse<EchoResponse> {
+    public func update(request: StreamingServerRequest<EchoRequest>, context: ServerContext) async throws -> StreamingServerResponse<EchoResponse> {
         StreamingServerResponse(metadata: request.metadata) { writer in
             var index: Int32 = 0
             for try await message in request.messages {
@@ -118,18 +118,3 @@ struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
     }
 }
 
-/// A server on an in-process transport, serving while `body` runs.
-func withEchoServer<Result: Sendable>(
-    service: EchoService = EchoService(), transport: InProcessTransport = InProcessTransport(),
-    serverInterceptors: [any ServerInterceptor] = [], clientInterceptors: [any ClientInterceptor] = [],
-    _ body: (Pitlane_Test_Echo_Echo.Client<InProcessTransport.Client>, GRPCServer<InProcessTransport.Server>) async throws -> Result
-) async throws -> Result {
-    let server = GRPCServer(transport: transport.server, services: [service], interceptors: serverInterceptors)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await server.serve() }
-        defer { server.beginGracefulShutdown() }
-        return try await withGRPCClient(transport: transport.client, interceptors: clientInterceptors) { client in
-            try await body(Pitlane_Test_Echo_Echo.Client(wrapping: client), server)
-        }
-    }
-}

@@ -1,0 +1,238 @@
+import CNGHTTP2
+
+/// What an HTTP/2 session reports while reading frames, and asks for while writing DATA.
+/// The connection that owns the session implements it, on its event loop.
+protocol NGHTTP2SessionDelegate: AnyObject {
+    func sessionBeganHeaders(stream: Int32)
+    func sessionReceivedHeader(name: String, value: String, stream: Int32)
+    /// A HEADERS frame (request, response or trailers) is complete.
+    func sessionEndedHeaders(stream: Int32, endStream: Bool)
+    func sessionReceivedData(_ data: UnsafeRawBufferPointer, stream: Int32)
+    /// END_STREAM arrived on a DATA frame.
+    func sessionEndedData(stream: Int32)
+    func sessionClosedStream(_ stream: Int32, errorCode: UInt32)
+    func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32)
+    /// Fills `buffer` with DATA for `stream`.
+    func sessionReadData(stream: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk
+}
+
+/// One nghttp2 session (client or server): frames in with `receive`, frames out with
+/// `nextOutput`. It owns its `nghttp2_session` and frees it in `deinit`.
+///
+/// Flow control is manual: nghttp2 returns window to the peer only for bytes the stream's
+/// reader has consumed (`consume`), so a slow reader bounds memory on both sides.
+final class NGHTTP2Session {
+    /// What a DATA read produced.
+    enum DataChunk {
+        /// `count` bytes; `end` when no more DATA follows; `trailers` when trailers will close
+        /// the stream instead of END_STREAM on this frame.
+        case bytes(count: Int, end: Bool, trailers: Bool)
+        /// Nothing to send now; `resumeData(stream:)` when there is.
+        case deferred
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let code: Int
+        let call: String
+        var description: String { "\(call) failed: \(String(cString: nghttp2_strerror(Int32(code))))" }
+    }
+
+    /// The session; set once in `init`.
+    private(set) var raw: OpaquePointer!
+    /// The connection; it owns the session, so the reference back is unowned.
+    unowned(unsafe) var delegate: (any NGHTTP2SessionDelegate)!
+
+    /// - Parameters:
+    ///   - isServer: the server or the client side of the connection.
+    ///   - maxHeaderListBytes: the largest header list accepted (SETTINGS_MAX_HEADER_LIST_SIZE).
+    init(isServer: Bool, maxHeaderListBytes: Int = 16_384) {
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
+            owningSession(user).delegate.sessionBeganHeaders(stream: frame!.pointee.hd.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+            let name = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
+            let value = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
+            owningSession(user).delegate.sessionReceivedHeader(name: name, value: value, stream: frame!.pointee.hd.stream_id)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
+            let header = frame!.pointee.hd
+            let endStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+            let delegate = owningSession(user).delegate!
+            switch Int(header.type) {
+            case Int(NGHTTP2_HEADERS.rawValue):
+                delegate.sessionEndedHeaders(stream: header.stream_id, endStream: endStream)
+            case Int(NGHTTP2_DATA.rawValue) where endStream:
+                delegate.sessionEndedData(stream: header.stream_id)
+            case Int(NGHTTP2_GOAWAY.rawValue):
+                delegate.sessionReceivedGoAway(
+                    lastStreamID: frame!.pointee.goaway.last_stream_id, errorCode: frame!.pointee.goaway.error_code
+                )
+            default:
+                break
+            }
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks) { _, _, stream, data, length, user in
+            owningSession(user).delegate.sessionReceivedData(UnsafeRawBufferPointer(start: data, count: length), stream: stream)
+            return 0
+        }
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, user in
+            owningSession(user).delegate.sessionClosedStream(stream, errorCode: errorCode)
+            return 0
+        }
+
+        var options: OpaquePointer?
+        nghttp2_option_new(&options)
+        defer { nghttp2_option_del(options) }
+        nghttp2_option_set_no_auto_window_update(options, 1)
+        nghttp2_option_set_max_send_header_block_length(options, 65_536)
+
+        var session: OpaquePointer?
+        let user = Unmanaged<NGHTTP2Session>.passUnretained(self).toOpaque()
+        if isServer {
+            nghttp2_session_server_new2(&session, callbacks, user, options)
+        } else {
+            nghttp2_session_client_new2(&session, callbacks, user, options)
+        }
+        raw = session
+    }
+
+    deinit {
+        nghttp2_session_del(raw)
+    }
+
+    // MARK: Frames in and out
+
+    /// Feeds bytes read from the socket; throws when the peer broke the protocol (the
+    /// session has then queued a GOAWAY to send).
+    func receive(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress else { return }
+        let result = nghttp2_session_mem_recv(raw, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if result < 0 { throw Failure(code: result, call: "nghttp2_session_mem_recv") }
+    }
+
+    /// The next bytes to write to the socket, valid until the next call; nil when none.
+    func nextOutput() throws -> UnsafeRawBufferPointer? {
+        var data: UnsafePointer<UInt8>?
+        let count = nghttp2_session_mem_send(raw, &data)
+        if count < 0 { throw Failure(code: count, call: "nghttp2_session_mem_send") }
+        guard count > 0, let data else { return nil }
+        return UnsafeRawBufferPointer(start: data, count: count)
+    }
+
+    /// Whether the session wants to read or write more; when neither, the connection is done.
+    var isActive: Bool { nghttp2_session_want_read(raw) != 0 || nghttp2_session_want_write(raw) != 0 }
+
+    // MARK: Submitting
+
+    func submitSettings(_ settings: [(id: nghttp2_settings_id, value: UInt32)]) {
+        var entries = settings.map { nghttp2_settings_entry(settings_id: Int32($0.id.rawValue), value: $0.value) }
+        nghttp2_submit_settings(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
+    }
+
+    /// Sends response headers; with `hasBody` false they end the stream (trailers-only).
+    func submitResponse(stream: Int32, headers: [(name: String, value: String)], hasBody: Bool) throws {
+        let result = Self.withHeaderFields(headers) { fields in
+            guard hasBody else { return nghttp2_submit_response(raw, stream, fields.baseAddress, fields.count, nil) }
+            var provider = Self.dataProvider
+            return nghttp2_submit_response(raw, stream, fields.baseAddress, fields.count, &provider)
+        }
+        if result != 0 { throw Failure(code: Int(result), call: "nghttp2_submit_response") }
+    }
+
+    /// Opens a stream with request headers and a body read from the delegate; returns its id.
+    func submitRequest(headers: [(name: String, value: String)]) throws -> Int32 {
+        let stream = Self.withHeaderFields(headers) { fields in
+            var provider = Self.dataProvider
+            return nghttp2_submit_request(raw, nil, fields.baseAddress, fields.count, &provider, nil)
+        }
+        if stream < 0 { throw Failure(code: Int(stream), call: "nghttp2_submit_request") }
+        return stream
+    }
+
+    func submitTrailer(stream: Int32, headers: [(name: String, value: String)]) throws {
+        let result = Self.withHeaderFields(headers) { fields in
+            nghttp2_submit_trailer(raw, stream, fields.baseAddress, fields.count)
+        }
+        if result != 0 { throw Failure(code: Int(result), call: "nghttp2_submit_trailer") }
+    }
+
+    func resetStream(_ stream: Int32, errorCode: UInt32) {
+        nghttp2_submit_rst_stream(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
+    }
+
+    /// Announces that no new streams will be accepted past those already begun.
+    func submitGoAway(errorCode: UInt32 = NGHTTP2_NO_ERROR.rawValue) {
+        let last = nghttp2_session_get_last_proc_stream_id(raw)
+        nghttp2_submit_goaway(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, nil, 0)
+    }
+
+    /// Asks nghttp2 to call `sessionReadData` again for a stream whose read was deferred.
+    func resumeData(stream: Int32) {
+        nghttp2_session_resume_data(raw, stream)
+    }
+
+    /// Returns window to the peer for bytes the application has read.
+    func consume(stream: Int32, bytes: Int) {
+        nghttp2_session_consume(raw, stream, bytes)
+    }
+
+    /// Returns connection-level window for bytes no stream will consume (a closed stream's).
+    func consumeConnection(bytes: Int) {
+        nghttp2_session_consume_connection(raw, bytes)
+    }
+
+    // MARK: C plumbing
+
+    private static let dataProvider = nghttp2_data_provider(
+        source: nghttp2_data_source(ptr: nil),
+        read_callback: { _, stream, buffer, length, flags, _, user in
+            let chunk = owningSession(user).delegate.sessionReadData(
+                stream: stream, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)
+            )
+            switch chunk {
+            case .deferred:
+                return ssize_t(NGHTTP2_ERR_DEFERRED.rawValue)
+            case .bytes(let count, let end, let trailers):
+                if end { flags!.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+                if trailers { flags!.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue }
+                return count
+            }
+        }
+    )
+
+    /// Lays header fields out as `nghttp2_nv`s over one buffer for the length of `body`.
+    private static func withHeaderFields<T>(
+        _ headers: [(name: String, value: String)], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> T
+    ) -> T {
+        var bytes: [UInt8] = []
+        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
+        for header in headers {
+            let nameStart = bytes.count
+            bytes.append(contentsOf: header.name.utf8)
+            let valueStart = bytes.count
+            bytes.append(contentsOf: header.value.utf8)
+            ranges.append((nameStart..<valueStart, valueStart..<bytes.count))
+        }
+        return bytes.withUnsafeMutableBufferPointer { storage in
+            let base = storage.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
+            var fields = ranges.map { range in
+                nghttp2_nv(
+                    name: base + range.name.lowerBound, value: base + range.value.lowerBound,
+                    namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                )
+            }
+            return fields.withUnsafeMutableBufferPointer { body($0) }
+        }
+    }
+}
+
+/// The session a callback's `user_data` points to.
+private func owningSession(_ user: UnsafeMutableRawPointer?) -> NGHTTP2Session {
+    Unmanaged<NGHTTP2Session>.fromOpaque(user!).takeUnretainedValue()
+}
