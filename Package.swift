@@ -67,6 +67,10 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneProtobuf", "TestSupport"]
         ),
         .testTarget(
+            name: "PitlaneHTTP2Tests",
+            dependencies: ["PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
+        ),
+        .testTarget(
             name: "SeedPortTests",
             dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]

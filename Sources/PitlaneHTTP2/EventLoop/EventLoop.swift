@@ -1,0 +1,132 @@
+import Glibc
+import Synchronization
+
+/// One thread waiting in `epoll_wait` and running everything attached to it: file descriptor
+/// handlers, timers and tasks submitted from other threads.
+///
+/// A connection lives on exactly one loop and is touched only on its thread, so connection
+/// state needs no locks. Other threads reach a loop only through ``execute(_:)`` and
+/// ``submit(_:)``; descriptor registration and timers are for code already on the loop.
+///
+/// ```swift
+/// let loop = try EventLoop.start(name: "io")
+/// let port = try await loop.submit {
+///     let listener = try Socket.listen(on: .ipv4("127.0.0.1", port: 0))
+///     try loop.register(listener.fileDescriptor, handler: Acceptor(listener), readable: true, writable: false)
+///     return listener.localAddress?.port
+/// }
+/// loop.shutdownGracefully()
+/// ```
+///
+/// Each iteration waits for events (the wait's timeout is the earliest timer deadline), calls
+/// handlers for the events, fires due timers, then runs the tasks queued so far. The loop
+/// blocks nowhere but in `epoll_wait`. A loop must be shut down with
+/// ``shutdownGracefully()``: its thread keeps it alive until then.
+public final class EventLoop: Sendable {
+    /// The name given at start, also the thread's name.
+    public let name: String
+
+    let epollFD: Int32
+    let inbox: Inbox
+    let state = LoopState()
+    /// `pthread_self()` of the loop thread while it runs, else 0.
+    private let loopThreadID = Atomic<UInt>(0)
+    private let thread = Mutex<PosixThread?>(nil)
+
+    /// Starts a loop on a new thread named `name`.
+    public static func start(name: String = "pitlane-loop") throws(EventLoopError) -> EventLoop {
+        let loop = try EventLoop(name: name)
+        let thread = try PosixThread.spawn(name: name) { loop.run() }
+        loop.thread.withLock { $0 = thread }
+        return loop
+    }
+
+    private init(name: String) throws(EventLoopError) {
+        self.name = name
+        inbox = try Inbox()
+        epollFD = Linux.epollCreate()
+        guard epollFD >= 0 else { throw .system("epoll_create1", errno: errno) }
+        let key = LoopState.Registration.key(fd: inbox.eventFD, generation: 0)
+        guard Linux.epollControl(epollFD, Linux.epollControlAdd, inbox.eventFD, events: Linux.epollIn, data: key) == 0
+        else {
+            let error = errno
+            Glibc.close(epollFD)
+            throw .system("epoll_ctl", errno: error)
+        }
+    }
+
+    deinit {
+        Glibc.close(epollFD)
+    }
+
+    /// Whether the caller runs on this loop's thread.
+    public var inEventLoop: Bool {
+        loopThreadID.load(ordering: .relaxed) == PosixThread.currentID
+    }
+
+    /// Stops the program unless called on this loop's thread.
+    public func preconditionInEventLoop(file: StaticString = #fileID, line: UInt = #line) {
+        precondition(inEventLoop, "must be called on event loop \(name)", file: file, line: line)
+    }
+
+    /// Runs `task` on the loop's thread. Safe from any thread, the loop's own included.
+    ///
+    /// Tasks run in the order they were queued, after the current batch of events and timers.
+    /// Once the loop has shut down, `task` is dropped; use ``submit(_:)`` to learn of that.
+    public func execute(_ task: @escaping @Sendable () -> Void) {
+        _ = inbox.enqueue(task)
+    }
+
+    /// Shuts the loop down and returns once its thread has ended. Safe from any thread but the
+    /// loop's own; later and concurrent calls wait for the same end.
+    ///
+    /// The loop first runs the tasks already queued, then deregisters every descriptor and
+    /// calls its handler's ``FileDescriptorHandler/close()``, runs any tasks those queued,
+    /// and stops. Timers that have not fired are dropped without running, and tasks queued
+    /// after that point are refused.
+    public func shutdownGracefully() {
+        precondition(!inEventLoop, "shutting event loop \(name) down from its own thread would deadlock")
+        _ = inbox.beginShutdown()
+        // Holding the lock while joining makes concurrent callers wait for the same join.
+        // The loop thread never takes this lock, so this cannot deadlock.
+        thread.withLock { thread in
+            thread?.join()
+            thread = nil
+        }
+    }
+
+    private func run() {
+        loopThreadID.store(PosixThread.currentID, ordering: .relaxed)
+        // Thread ids are reused after a thread ends; a later thread must not look like ours.
+        defer { loopThreadID.store(0, ordering: .relaxed) }
+        let events = EpollEventBuffer(capacity: 256)
+        while true {
+            let count = waitForEvents(events)
+            dispatch(events, count: count)
+            fireDueTimers()
+            if runQueuedTasks() == .finished { return }
+        }
+    }
+
+    private func waitForEvents(_ events: borrowing EpollEventBuffer) -> Int {
+        while true {
+            let count = Linux.epollWait(epollFD, events, timeoutMilliseconds: timerTimeoutMilliseconds())
+            if count >= 0 { return Int(count) }
+            // Only EINTR is possible for a valid epoll set and buffer.
+            precondition(errno == EINTR, "epoll_wait failed: \(EventLoopError.system("epoll_wait", errno: errno))")
+        }
+    }
+
+    private enum Progress { case running, finished }
+
+    private func runQueuedTasks() -> Progress {
+        let (tasks, shuttingDown) = inbox.takeAll()
+        for task in tasks { task() }
+        guard shuttingDown else { return .running }
+        closeAllHandlers()
+        state.timers.removeAll()
+        // Tasks queued by the tasks or close hooks above keep the loop going one more round;
+        // their eventfd write makes the next wait return at once.
+        return inbox.finishShutdownIfIdle() ? .finished : .running
+    }
+}

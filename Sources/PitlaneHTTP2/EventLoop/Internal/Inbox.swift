@@ -1,0 +1,94 @@
+import Glibc
+import Synchronization
+
+/// The loop's only door for other threads: a lock-protected task queue, the loop's lifecycle,
+/// and an eventfd that wakes `epoll_wait` when work arrives.
+final class Inbox: Sendable {
+    enum Lifecycle {
+        case running
+        /// Still accepts tasks: running ones, and the handlers being closed, may add more.
+        case shuttingDown
+        case shutDown
+    }
+
+    private struct State {
+        var tasks: [@Sendable () -> Void] = []
+        var lifecycle = Lifecycle.running
+        /// An eventfd write is outstanding, so further tasks need not write again until the
+        /// loop has taken the queue.
+        var wakePending = false
+    }
+
+    /// Registered with the loop's epoll set for reading.
+    let eventFD: Int32
+    private let state = Mutex(State())
+
+    init() throws(EventLoopError) {
+        eventFD = Linux.eventFD()
+        guard eventFD >= 0 else { throw .system("eventfd", errno: errno) }
+    }
+
+    deinit {
+        Glibc.close(eventFD)
+    }
+
+    /// Queues `task`; false (and the task is dropped) once the loop has shut down.
+    func enqueue(_ task: @escaping @Sendable () -> Void) -> Bool {
+        let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
+            guard case .shutDown = state.lifecycle else {
+                state.tasks.append(task)
+                defer { state.wakePending = true }
+                return (true, !state.wakePending)
+            }
+            return (false, false)
+        }
+        if mustWake { wake() }
+        return accepted
+    }
+
+    /// Moves a running loop to shutting down; false if it was already shutting down or done.
+    func beginShutdown() -> Bool {
+        let (started, mustWake) = state.withLock { state -> (Bool, Bool) in
+            guard case .running = state.lifecycle else { return (false, false) }
+            state.lifecycle = .shuttingDown
+            defer { state.wakePending = true }
+            return (true, !state.wakePending)
+        }
+        if mustWake { wake() }
+        return started
+    }
+
+    /// Takes every queued task, oldest first. Call after `consumeWakeUp()`, so that a wake-up
+    /// written after this call is never the one consumed.
+    func takeAll() -> (tasks: [@Sendable () -> Void], shuttingDown: Bool) {
+        state.withLock { state in
+            state.wakePending = false
+            let tasks = state.tasks
+            state.tasks = []
+            if case .running = state.lifecycle { return (tasks, false) }
+            return (tasks, true)
+        }
+    }
+
+    /// Ends a shutdown if no task is queued; from then on `enqueue` refuses work.
+    func finishShutdownIfIdle() -> Bool {
+        state.withLock { state in
+            guard state.tasks.isEmpty else { return false }
+            state.lifecycle = .shutDown
+            return true
+        }
+    }
+
+    /// Resets the eventfd counter after the loop saw it readable.
+    func consumeWakeUp() {
+        var counter: UInt64 = 0
+        // EAGAIN means another iteration already consumed it; nothing else can fail here.
+        while Glibc.read(eventFD, &counter, 8) < 0 && errno == EINTR {}
+    }
+
+    private func wake() {
+        var one: UInt64 = 1
+        // The counter cannot overflow: at most one write is outstanding (`wakePending`).
+        while Glibc.write(eventFD, &one, 8) < 0 && errno == EINTR {}
+    }
+}

@@ -1,0 +1,356 @@
+import CNGHTTP2
+import PitlaneCore
+
+/// One accepted HTTP/2 connection: its socket, its nghttp2 session and its streams, all on
+/// one event loop.
+///
+/// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
+/// threads (handler tasks) reach the connection solely through `loop.execute`.
+final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, @unchecked Sendable {
+    /// Hands a new RPC to the transport; false when the transport takes no more.
+    typealias Acceptor = @Sendable (ServerRPCStream, ServerTransportContext, RPCCancellationHandle) -> Bool
+
+    let socket: Socket
+    let loop: EventLoop
+    let config: HTTP2ServerTransport.Config
+    let peer: String
+    private let session: NGHTTP2Session
+    private let accept: Acceptor
+    private let onClose: @Sendable (HTTP2ServerConnection) -> Void
+    private var streams: [Int32: ServerStream] = [:]
+    /// Output nghttp2 produced that the socket did not take yet.
+    private var unsent: [UInt8] = []
+    private var wantsWritable = false
+    private var isClosed = false
+    /// After GOAWAY: close once the last stream ends.
+    private var isDraining = false
+    private var receivedBytes = false
+    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+
+    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
+         accept: @escaping Acceptor, onClose: @escaping @Sendable (HTTP2ServerConnection) -> Void) {
+        self.socket = socket
+        self.loop = loop
+        self.config = config
+        self.peer = peer
+        self.accept = accept
+        self.onClose = onClose
+        session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
+        session.delegate = self
+    }
+
+    /// Registers the socket and sends the server's SETTINGS; on the loop.
+    func start() throws {
+        session.submitSettings([
+            (NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, UInt32(config.maxConcurrentStreams)),
+            (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
+            (NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, UInt32(config.maxHeaderListBytes)),
+        ])
+        try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
+        _ = loop.scheduleTimer(after: config.prefaceTimeout) { [weak self] in
+            guard let self, !self.receivedBytes else { return }
+            self.close()
+        }
+        flush()
+    }
+
+    // MARK: Socket events
+
+    func readable() {
+        while !isClosed {
+            let count: Int?
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { try socket.read(into: $0) }
+            } catch {
+                return close()
+            }
+            guard let count else { break }
+            guard count > 0 else { return close() }
+            receivedBytes = true
+            do {
+                try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            } catch {
+                // nghttp2 queued a GOAWAY explaining the protocol error: send it, then close.
+                flush()
+                return close()
+            }
+        }
+        flush()
+    }
+
+    func writable() { flush() }
+
+    func errorOrHangUp() { close() }
+
+    /// Writes what nghttp2 has to send; waits for writability when the socket is full.
+    func flush() {
+        guard !isClosed else { return }
+        do {
+            if !unsent.isEmpty {
+                let written = try unsent.withUnsafeBytes { try socket.write([$0]) } ?? 0
+                unsent.removeFirst(written)
+            }
+            while unsent.isEmpty, let output = try session.nextOutput() {
+                let written = try socket.write([output]) ?? 0
+                if written < output.count { unsent.append(contentsOf: output[written...]) }
+            }
+        } catch {
+            return close()
+        }
+        let needsWritable = !unsent.isEmpty
+        if needsWritable != wantsWritable {
+            wantsWritable = needsWritable
+            try? loop.setInterest(socket.fileDescriptor, readable: true, writable: needsWritable)
+        }
+        if !session.isActive || (isDraining && streams.isEmpty && unsent.isEmpty) { close() }
+    }
+
+    /// Closes the socket; every open RPC is cancelled.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.deregister(socket.fileDescriptor)
+        socket.close()
+        let lost = RPCError(code: .unavailable, message: "the connection closed")
+        for stream in streams.values { end(stream, error: lost) }
+        streams.removeAll()
+        onClose(self)
+    }
+
+    /// Stops accepting streams (GOAWAY); the connection closes when the last one ends.
+    func drain() {
+        guard !isClosed, !isDraining else { return }
+        isDraining = true
+        session.submitGoAway()
+        flush()
+    }
+
+    private func end(_ stream: ServerStream, error: RPCError) {
+        stream.outbound.close(error)
+        if case .closing = stream.phase { return }
+        stream.inbound?.finish(throwing: error)
+        stream.cancellation.cancel()
+    }
+
+    // MARK: Session events
+
+    func sessionBeganHeaders(stream id: Int32) {
+        guard streams[id] == nil else { return }
+        streams[id] = ServerStream(id: id, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
+    }
+
+    func sessionReceivedHeader(name: String, value: String, stream id: Int32) {
+        guard let stream = streams[id], case .headers = stream.phase else { return }
+        stream.requestHeaders.append((name, value))
+    }
+
+    func sessionEndedHeaders(stream id: Int32, endStream: Bool) {
+        guard let stream = streams[id] else { return }
+        if case .headers = stream.phase {
+            startRPC(stream)
+        }
+        if endStream { stream.inbound?.finish() }
+    }
+
+    func sessionReceivedData(_ data: UnsafeRawBufferPointer, stream id: Int32) {
+        guard let stream = streams[id], let inbound = stream.inbound else {
+            // No one will read these bytes: give their window back at once.
+            session.consume(stream: id, bytes: data.count)
+            return
+        }
+        stream.unconsumedBytes += data.count
+        stream.deframer.append(data)
+        do {
+            while let message = try stream.deframer.next() {
+                guard !message.compressed else {
+                    throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
+                }
+                inbound.yield(.message(message.bytes))
+            }
+        } catch {
+            inbound.finish(throwing: error)
+        }
+    }
+
+    func sessionEndedData(stream id: Int32) {
+        streams[id]?.inbound?.finish()
+    }
+
+    func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        if stream.unconsumedBytes > 0 { session.consumeConnection(bytes: stream.unconsumedBytes) }
+        end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
+        if isDraining && streams.isEmpty { flush() }
+    }
+
+    func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
+
+    func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
+        guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
+        let count = stream.pendingData.read(into: buffer)
+        stream.outbound.sent(count)
+        if stream.pendingData.isEmpty, let trailers = stream.pendingTrailers {
+            stream.pendingTrailers = nil
+            try? session.submitTrailer(stream: id, headers: trailers)
+            return .bytes(count: count, end: true, trailers: true)
+        }
+        if count == 0 {
+            stream.dataDeferred = true
+            return .deferred
+        }
+        return .bytes(count: count, end: false, trailers: false)
+    }
+
+    // MARK: RPCs
+
+    /// Checks a request's headers and hands the RPC to the transport, or answers at once.
+    private func startRPC(_ stream: ServerStream) {
+        stream.phase = .open(responseHeadersSent: false)
+        guard stream.header(":method") == "POST" else {
+            return respondHTTP(stream, status: 405)
+        }
+        guard let contentType = stream.header("content-type"), contentType.hasPrefix("application/grpc") else {
+            return respondHTTP(stream, status: 415)
+        }
+        guard !isDraining else {
+            return session.resetStream(stream.id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
+        }
+        guard let path = stream.header(":path"), let descriptor = MethodDescriptor(path: path) else {
+            return sendStatus(stream, Status(code: .unimplemented, message: "malformed :path"), trailers: [:])
+        }
+        var deadline: ContinuousClock.Instant?
+        if let timeout = stream.header("grpc-timeout") {
+            guard let duration = GRPCTimeout.parse(timeout) else {
+                return sendStatus(stream, Status(code: .internal, message: "malformed grpc-timeout \(timeout)"), trailers: [:])
+            }
+            deadline = .now + duration
+        }
+        if let encoding = stream.header("grpc-encoding"), encoding != "identity" {
+            return sendStatus(stream, Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported"),
+                              trailers: ["grpc-accept-encoding": "identity"])
+        }
+        var metadata = Metadata()
+        for header in stream.requestHeaders { metadata.addHeaderField(name: header.name, value: header.value) }
+
+        let id = stream.id
+        let inbound = BufferedStream<RPCRequestPart>(
+            highWatermark: .max,
+            sizeOf: { part in if case .message(let bytes) = part { bytes.count + 5 } else { 0 } },
+            onConsume: { [loop] bytes in
+                guard bytes > 0 else { return }
+                loop.execute { self.consumed(stream: id, bytes: bytes) }
+            }
+        )
+        stream.inbound = inbound
+        inbound.yield(.metadata(metadata))
+        let rpc = ServerRPCStream(
+            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: self, stream: id, outbound: stream.outbound))
+        )
+        let context = ServerTransportContext(peer: peer, deadline: deadline)
+        if !accept(rpc, context, stream.cancellation) {
+            session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
+        }
+    }
+
+    private func consumed(stream id: Int32, bytes: Int) {
+        guard let stream = streams[id] else { return }
+        stream.unconsumedBytes -= bytes
+        session.consume(stream: id, bytes: bytes)
+        flush()
+    }
+
+    /// Answers a request that is not gRPC with a bare HTTP status.
+    private func respondHTTP(_ stream: ServerStream, status: Int) {
+        stream.phase = .closing
+        try? session.submitResponse(stream: stream.id, headers: [(":status", String(status))], hasBody: false)
+        flush()
+    }
+
+    func sendResponseHeaders(stream id: Int32, metadata: Metadata) {
+        guard let stream = streams[id], case .open(false) = stream.phase else { return }
+        stream.phase = .open(responseHeadersSent: true)
+        let headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
+            + metadata.headerFields
+        try? session.submitResponse(stream: id, headers: headers, hasBody: true)
+        flush()
+    }
+
+    func queueData(stream id: Int32, framed: [UInt8]) {
+        guard let stream = streams[id] else { return }
+        stream.pendingData.append(framed)
+        resumeIfDeferred(stream)
+        flush()
+    }
+
+    func sendStatus(stream id: Int32, status: Status, trailers: Metadata) {
+        guard let stream = streams[id] else { return }
+        sendStatus(stream, status, trailers: trailers)
+    }
+
+    private func sendStatus(_ stream: ServerStream, _ status: Status, trailers: Metadata) {
+        var fields = [("grpc-status", String(status.code.rawValue))]
+        if !status.message.isEmpty { fields.append(("grpc-message", PercentEncoding.encode(status.message))) }
+        fields += trailers.headerFields
+        if case .open(true) = stream.phase {
+            stream.pendingTrailers = fields
+            resumeIfDeferred(stream)
+        } else {
+            // Trailers-only: the status travels in the only HEADERS frame, which ends the stream.
+            let headers = [(":status", "200"), ("content-type", "application/grpc")] + fields
+            try? session.submitResponse(stream: stream.id, headers: headers, hasBody: false)
+        }
+        stream.phase = .closing
+        flush()
+    }
+
+    /// The handler ended without a status (it was cancelled): reset the stream.
+    func abandon(stream id: Int32) {
+        guard let stream = streams[id] else { return }
+        if case .closing = stream.phase { return }
+        stream.phase = .closing
+        session.resetStream(id, errorCode: NGHTTP2_CANCEL.rawValue)
+        flush()
+    }
+
+    private func resumeIfDeferred(_ stream: ServerStream) {
+        guard stream.dataDeferred else { return }
+        stream.dataDeferred = false
+        session.resumeData(stream: stream.id)
+    }
+}
+
+/// A handler's response writer: each part goes to the connection's loop, in order, and the
+/// writer waits while the stream's queued bytes are above the window.
+struct ServerStreamWriter: ClosableRPCWriterProtocol {
+    let connection: HTTP2ServerConnection
+    let stream: Int32
+    let outbound: StreamOutbound
+
+    func write(_ part: RPCResponsePart) async throws {
+        let connection = self.connection
+        let stream = self.stream
+        switch part {
+        case .metadata(let metadata):
+            try await outbound.enqueue(0) {
+                connection.loop.execute { connection.sendResponseHeaders(stream: stream, metadata: metadata) }
+            }
+        case .message(let bytes):
+            let framed = MessageFramer.frame(bytes)
+            try await outbound.enqueue(framed.count) {
+                connection.loop.execute { connection.queueData(stream: stream, framed: framed) }
+            }
+        case .status(let status, let trailers):
+            try await outbound.enqueue(0) {
+                connection.loop.execute { connection.sendStatus(stream: stream, status: status, trailers: trailers) }
+            }
+        }
+    }
+
+    func finish(throwing error: (any Error)?) async {
+        guard error != nil else { return }
+        let connection = self.connection
+        let stream = self.stream
+        connection.loop.execute { connection.abandon(stream: stream) }
+    }
+}

@@ -1,0 +1,102 @@
+import PitlaneCore
+import Synchronization
+
+/// The bytes a stream's writer (a handler or client task) has queued for its connection's
+/// event loop, and the backpressure between them: writers wait while more than
+/// `highWatermark` bytes are queued, and the loop resumes them as it sends.
+final class StreamOutbound: Sendable {
+    private struct State {
+        var queuedBytes = 0
+        var closed: RPCError?
+        var waiter: CheckedContinuation<Void, any Error>?
+    }
+
+    private let state = Mutex(State())
+    private let highWatermark: Int
+
+    init(highWatermark: Int) {
+        self.highWatermark = highWatermark
+    }
+
+    /// Counts `bytes` as queued, then waits while the queue is above the watermark.
+    func enqueue(_ bytes: Int, then send: () -> Void) async throws {
+        try state.withLock { state in
+            if let closed = state.closed { throw closed }
+            state.queuedBytes += bytes
+        }
+        send()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let ready: Result<Void, any Error>? = state.withLock { state in
+                    if let closed = state.closed { return .failure(closed) }
+                    if state.queuedBytes <= highWatermark { return .success(()) }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
+            }
+        } onCancel: {
+            state.withLock { state in
+                defer { state.waiter = nil }
+                return state.waiter
+            }?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The loop sent `bytes`; wakes the writer once the queue is below the watermark.
+    func sent(_ bytes: Int) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            state.queuedBytes -= bytes
+            guard state.queuedBytes <= highWatermark else { return nil }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// The stream is gone (reset, or the connection closed): writers fail with `error`.
+    func close(_ error: RPCError) {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+            if state.closed == nil { state.closed = error }
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(throwing: error)
+    }
+}
+
+/// Data waiting on the event loop for nghttp2 to frame it: whole buffers, read front first.
+struct PendingData {
+    private var chunks = Deque<[UInt8]>()
+    private var offset = 0
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    mutating func append(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        chunks.append(bytes)
+        count += bytes.count
+    }
+
+    /// Copies up to `buffer.count` bytes out; returns how many.
+    mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var written = 0
+        while written < buffer.count, let chunk = chunks.first {
+            let take = Swift.min(chunk.count - offset, buffer.count - written)
+            chunk.withUnsafeBytes { source in
+                UnsafeMutableRawBufferPointer(rebasing: buffer[written..<written + take])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + take]))
+            }
+            written += take
+            offset += take
+            if offset == chunk.count {
+                _ = chunks.popFirst()
+                offset = 0
+            }
+        }
+        count -= written
+        return written
+    }
+}

@@ -1,0 +1,229 @@
+import PitlaneCore
+import Synchronization
+
+/// gRPC over HTTP/2 for a `GRPCServer`: listens on a TCP or Unix socket, spreads connections
+/// over event loops, and hands each RPC to the server as a stream.
+///
+/// ```swift
+/// let server = GRPCServer(transport: .http2(address: .ipv4(host: "127.0.0.1", port: 8080)), services: [Service()])
+/// ```
+public final class HTTP2ServerTransport: ListeningServerTransport {
+    /// Limits and timing; every value documented with its default.
+    public struct Config: Sendable {
+        /// Streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
+        public var maxConcurrentStreams = 100
+        /// The largest header list accepted, in bytes. Default 16 KiB.
+        public var maxHeaderListBytes = 16_384
+        /// The largest request message accepted, in bytes; larger ones fail with
+        /// `.resourceExhausted` before they are buffered. Default 4 MiB.
+        public var maxMessageBytes = 4 * 1024 * 1024
+        /// Each stream's flow-control window, in bytes: how much a peer may send before the
+        /// handler reads, and how much response data queues before the handler waits. Default 64 KiB.
+        public var streamWindowBytes = 65_535
+        /// How long a new connection has to send its first bytes. Default 10 s.
+        public var prefaceTimeout: Duration = .seconds(10)
+        /// Event loop threads; default one per core.
+        public var eventLoopThreads = System.coreCount
+
+        public init() {}
+
+        public static var defaults: Config { Config() }
+    }
+
+    private struct State {
+        var acceptor: Acceptor?
+        var loops: EventLoopGroup?
+        var connections: [ObjectIdentifier: HTTP2ServerConnection] = [:]
+        var shuttingDown = false
+        var boundAddress: SocketAddress?
+        var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
+    }
+
+    private struct Accepted: Sendable {
+        let stream: ServerRPCStream
+        let context: ServerTransportContext
+        let cancellation: RPCCancellationHandle
+    }
+
+    /// Where a server listens.
+    public enum Address: Sendable, CustomStringConvertible {
+        case ipv4(host: String, port: Int)
+        case ipv6(host: String, port: Int)
+        case unixDomainSocket(path: String)
+
+        func socketAddress() throws -> SocketAddress {
+            switch self {
+            case .ipv4(let host, let port): try .ipv4(host, port: port)
+            case .ipv6(let host, let port): try .ipv6(host, port: port)
+            case .unixDomainSocket(let path): try .unixDomainSocket(path: path)
+            }
+        }
+
+        public var description: String {
+            switch self {
+            case .ipv4(let host, let port): "ipv4:\(host):\(port)"
+            case .ipv6(let host, let port): "ipv6:[\(host)]:\(port)"
+            case .unixDomainSocket(let path): "unix:\(path)"
+            }
+        }
+    }
+
+    public let address: Address
+    public let config: Config
+    private let state = Mutex(State())
+    private let accepted: AsyncStream<Accepted>
+    private let acceptor: AsyncStream<Accepted>.Continuation
+
+    public init(address: Address, config: Config = .defaults) {
+        self.address = address
+        self.config = config
+        (accepted, acceptor) = AsyncStream.makeStream()
+    }
+
+    /// The bound address (with the port the system chose for port 0).
+    public var listeningAddress: SocketAddress {
+        get async throws {
+            try await withCheckedThrowingContinuation { continuation in
+                let bound = state.withLock { state -> SocketAddress? in
+                    if let bound = state.boundAddress { return bound }
+                    state.addressWaiters.append(continuation)
+                    return nil
+                }
+                if let bound { continuation.resume(returning: bound) }
+            }
+        }
+    }
+
+    public func listen(
+        streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
+    ) async throws {
+        let loops = try EventLoopGroup(threads: config.eventLoopThreads)
+        let listener: Socket
+        let bound: SocketAddress
+        do {
+            listener = try Socket.listen(on: address.socketAddress(), backlog: 256)
+            bound = try listener.localAddress
+        } catch {
+            loops.shutdownGracefully()
+            let waiters = state.withLock { state in
+                defer { state.addressWaiters = [] }
+                return state.addressWaiters
+            }
+            for waiter in waiters { waiter.resume(throwing: error) }
+            throw error
+        }
+        let acceptor = Acceptor(transport: self, listener: listener, loop: loops.next(), loops: loops)
+        let waiters = state.withLock { state in
+            state.acceptor = acceptor
+            state.loops = loops
+            state.boundAddress = bound
+            defer { state.addressWaiters = [] }
+            return state.addressWaiters
+        }
+        for waiter in waiters { waiter.resume(returning: bound) }
+
+        try await acceptor.loop.submit { try acceptor.start() }
+
+        await withTaskGroup(of: Void.self) { group in
+            for await rpc in accepted {
+                group.addTask {
+                    await rpc.cancellation.run { await streamHandler(rpc.stream, rpc.context) }
+                }
+            }
+        }
+        loops.shutdownGracefully()
+    }
+
+    public func beginGracefulShutdown() {
+        let (acceptor, connections) = state.withLock { state in
+            state.shuttingDown = true
+            return (state.acceptor, Array(state.connections.values))
+        }
+        if let acceptor { acceptor.loop.execute { acceptor.close() } }
+        for connection in connections {
+            connection.loop.execute { connection.drain() }
+        }
+        finishIfDrained()
+    }
+
+    /// Ends `listen` once shutting down and no connection remains.
+    private func finishIfDrained() {
+        let done = state.withLock { $0.shuttingDown && $0.connections.isEmpty }
+        if done { acceptor.finish() }
+    }
+
+    fileprivate func adopt(_ socket: Socket, on loop: EventLoop) {
+        let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
+        let connection = HTTP2ServerConnection(
+            socket: socket, loop: loop, config: config, peer: peer,
+            accept: { [acceptor] stream, context, cancellation in
+                if case .enqueued = acceptor.yield(Accepted(stream: stream, context: context, cancellation: cancellation)) {
+                    return true
+                }
+                return false
+            },
+            onClose: { [weak self] connection in
+                guard let self else { return }
+                self.state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+                self.finishIfDrained()
+            }
+        )
+        let admitted = state.withLock { state in
+            guard !state.shuttingDown else { return false }
+            state.connections[ObjectIdentifier(connection)] = connection
+            return true
+        }
+        guard admitted else { return socket.close() }
+        loop.execute {
+            do {
+                try connection.start()
+            } catch {
+                connection.close()
+            }
+        }
+    }
+
+    /// Accepts connections on its loop and gives each to the next loop.
+    ///
+    /// `@unchecked Sendable`: its socket is used on `loop` only; other threads reach it
+    /// through `loop.execute`.
+    private final class Acceptor: FileDescriptorHandler, @unchecked Sendable {
+        unowned let transport: HTTP2ServerTransport
+        let listener: Socket
+        let loop: EventLoop
+        let loops: EventLoopGroup
+
+        init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup) {
+            self.transport = transport
+            self.listener = listener
+            self.loop = loop
+            self.loops = loops
+        }
+
+        func start() throws {
+            try loop.register(listener.fileDescriptor, handler: self, readable: true, writable: false)
+        }
+
+        func readable() {
+            while let socket = try? listener.accept() {
+                transport.adopt(socket, on: loops.next())
+            }
+        }
+
+        func writable() {}
+        func errorOrHangUp() {}
+
+        func close() {
+            guard listener.isOpen else { return }
+            loop.deregister(listener.fileDescriptor)
+            listener.close()
+        }
+    }
+}
+
+extension ServerTransport where Self == HTTP2ServerTransport {
+    /// gRPC over HTTP/2, plaintext, on `address`.
+    public static func http2(address: HTTP2ServerTransport.Address, config: HTTP2ServerTransport.Config = .defaults) -> Self {
+        HTTP2ServerTransport(address: address, config: config)
+    }
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Python grpcio (gRPC C-core) as the judge of Pitlane's HTTP/2 transport.
+
+  client --port N --protos DIR
+      Calls Pitlane's echo server with every RPC kind, errors, metadata, deadlines and
+      unknown methods; prints one line per check ("ok NAME" or "FAIL NAME: why") and a
+      closing "checks: N ok, M failed"; exits non-zero on any failure.
+  server --protos DIR
+      Serves the echo service with grpcio on 127.0.0.1 and an ephemeral port, prints
+      "listening PORT", and runs until standard input closes.
+"""
+import argparse
+import glob
+import importlib
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+import grpc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PYTHON = sys.executable
+
+
+def load_echo(proto_dir):
+    """Generates echo_pb2 and echo_pb2_grpc with grpc_tools and imports them."""
+    out = tempfile.mkdtemp(prefix="pitlane-grpc-")
+    subprocess.run([PYTHON, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
+                    "-I", proto_dir, "echo.proto"], check=True)
+    sys.path.insert(0, out)
+    return importlib.import_module("echo_pb2"), importlib.import_module("echo_pb2_grpc")
+
+
+def run_client(args):
+    pb, rpc = load_echo(args.protos)
+    channel = grpc.insecure_channel(f"127.0.0.1:{args.port}")
+    stub = rpc.EchoStub(channel)
+    results = []
+
+    def check(name, function):
+        try:
+            function()
+            results.append((name, None))
+        except Exception as error:  # a check failing is a result, not a crash
+            results.append((name, f"{type(error).__name__}: {error}"))
+
+    def expect(condition, why):
+        if not condition:
+            raise AssertionError(why)
+
+    def unary():
+        expect(stub.Get(pb.EchoRequest(text="hello"), timeout=10).text == "hello", "echo differs")
+
+    def client_streaming():
+        response = stub.Collect(iter([pb.EchoRequest(text=t) for t in ["duck", "pond", "dash"]]), timeout=10)
+        expect(response.text == "duck pond dash", response.text)
+
+    def server_streaming():
+        responses = list(stub.Expand(pb.EchoRequest(text="lap", repeat=100, payload_bytes=1000), timeout=10))
+        expect([r.index for r in responses] == list(range(100)), "indices out of order")
+        expect(all(len(r.payload) == 1000 for r in responses), "payload size")
+
+    def bidirectional():
+        responses = list(stub.Update(iter([pb.EchoRequest(text=f"m{i}") for i in range(10)]), timeout=10))
+        expect([r.text for r in responses] == [f"m{i}" for i in range(10)], "echo differs")
+
+    def ping_pong():
+        requests = []
+        condition = threading.Condition()
+        def generate():
+            for index in range(5):
+                with condition:
+                    condition.wait_for(lambda: len(requests) == index)
+                yield pb.EchoRequest(text=f"ping{index}")
+        answers = []
+        for response in stub.Update(generate(), timeout=10):
+            answers.append(response.text)
+            with condition:
+                requests.append(response.text)
+                condition.notify_all()
+        expect(answers == [f"ping{i}" for i in range(5)], answers)
+
+    def large_messages():
+        response = list(stub.Expand(pb.EchoRequest(repeat=1, payload_bytes=3 * 1024 * 1024), timeout=10))
+        expect(len(response[0].payload) == 3 * 1024 * 1024, "payload size")
+
+    def status_and_message():
+        try:
+            stub.Get(pb.EchoRequest(fail_with_code=5, fail_with_message="no race \u00fc 100% \t"), timeout=10)
+            raise AssertionError("no error")
+        except grpc.RpcError as error:
+            expect(error.code() == grpc.StatusCode.NOT_FOUND, str(error.code()))
+            expect(error.details() == "no race \u00fc 100% \t", repr(error.details()))
+
+    def metadata():
+        sent = [("x-race", "duck pond"), ("x-trace-bin", b"\x00\x01\xfe\xff")]
+        response, call = stub.Get.with_call(pb.EchoRequest(text="m"), metadata=sent, timeout=10)
+        initial = dict(call.initial_metadata())
+        trailing = dict(call.trailing_metadata())
+        for key, value in sent:
+            expect(initial.get(key) == value, f"initial {key}: {initial.get(key)!r}")
+            expect(trailing.get(key) == value, f"trailing {key}: {trailing.get(key)!r}")
+
+    def deadline():
+        try:
+            stub.Get(pb.EchoRequest(wait_for_cancellation=True), timeout=0.3)
+            raise AssertionError("no error")
+        except grpc.RpcError as error:
+            expect(error.code() == grpc.StatusCode.DEADLINE_EXCEEDED, str(error.code()))
+
+    def unimplemented():
+        method = channel.unary_unary("/pitlane.test.echo.Echo/Missing")
+        try:
+            method(b"", timeout=10)
+            raise AssertionError("no error")
+        except grpc.RpcError as error:
+            expect(error.code() == grpc.StatusCode.UNIMPLEMENTED, str(error.code()))
+
+    def cancel_after_first_response():
+        call = stub.Expand(pb.EchoRequest(repeat=1_000_000, payload_bytes=100), timeout=10)
+        next(call)
+        call.cancel()
+        expect(call.code() == grpc.StatusCode.CANCELLED, str(call.code()))
+
+    for name, function in [
+        ("unary", unary), ("client_streaming", client_streaming), ("server_streaming", server_streaming),
+        ("bidirectional", bidirectional), ("ping_pong", ping_pong), ("large_messages", large_messages),
+        ("status_and_message", status_and_message), ("metadata", metadata), ("deadline", deadline),
+        ("unimplemented", unimplemented), ("cancel_after_first_response", cancel_after_first_response),
+        ("unary_after_cancel", unary),
+    ]:
+        check(name, function)
+    failed = 0
+    for name, problem in results:
+        if problem is None:
+            print(f"ok {name}")
+        else:
+            failed += 1
+            print(f"FAIL {name}: {problem}")
+    print(f"checks: {len(results) - failed} ok, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def run_server(args):
+    from concurrent import futures
+    pb, rpc = load_echo(args.protos)
+
+    class Echo(rpc.EchoServicer):
+        def _obey(self, request, context):
+            if request.fail_with_code:
+                context.abort(grpc.StatusCode(
+                    next(code for code in grpc.StatusCode if code.value[0] == request.fail_with_code)),
+                    request.fail_with_message)
+            if request.wait_for_cancellation:
+                done = threading.Event()
+                context.add_callback(done.set)
+                done.wait()
+                context.abort(grpc.StatusCode.CANCELLED, "cancelled")
+
+        def _echo_metadata(self, context):
+            metadata = [(k, v) for k, v in context.invocation_metadata() if k.startswith("x-")]
+            context.send_initial_metadata(metadata)
+            context.set_trailing_metadata(metadata)
+
+        def Get(self, request, context):
+            self._obey(request, context)
+            self._echo_metadata(context)
+            return pb.EchoResponse(text=request.text)
+
+        def Collect(self, requests, context):
+            texts = []
+            for request in requests:
+                self._obey(request, context)
+                texts.append(request.text)
+            return pb.EchoResponse(text=" ".join(texts))
+
+        def Expand(self, request, context):
+            self._obey(request, context)
+            payload = b"\xa5" * request.payload_bytes
+            for index in range(request.repeat):
+                yield pb.EchoResponse(text=request.text, index=index, payload=payload)
+
+        def Update(self, requests, context):
+            for index, request in enumerate(requests):
+                self._obey(request, context)
+                yield pb.EchoResponse(text=request.text, index=index)
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+    rpc.add_EchoServicer_to_server(Echo(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    print(f"listening {port}", flush=True)
+    sys.stdin.read()
+    server.stop(grace=1).wait()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    client = commands.add_parser("client")
+    client.add_argument("--port", type=int, required=True)
+    client.add_argument("--protos", required=True)
+    server = commands.add_parser("server")
+    server.add_argument("--protos", required=True)
+    args = parser.parse_args()
+    run_client(args) if args.command == "client" else run_server(args)
+
+
+if __name__ == "__main__":
+    main()
