@@ -65,7 +65,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The error to report for anything a handler or transport throws: RPC errors as they
     /// are, cancellation as `.cancelled`, everything else as `.unknown` without details
     /// (they may hold internals the peer should not see).
-    static func from(_ error: any Error, unknownMessage: String = "the handler failed") -> RPCError {
+    package static func from(_ error: any Error, unknownMessage: String = "the handler failed") -> RPCError {
         switch error {
         case let rpcError as RPCError: rpcError
         case is CancellationError: RPCError(code: .cancelled, message: "the RPC was cancelled")

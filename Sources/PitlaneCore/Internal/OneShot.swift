@@ -1,7 +1,8 @@
 import Synchronization
 
-/// A value set once by one task and awaited by another.
-final class OneShot<Value: Sendable>: Sendable {
+/// A value set once by one task (or event loop) and awaited by another; shared with the
+/// transports in this package.
+package final class OneShot<Value: Sendable>: Sendable {
     private struct State {
         var value: Value?
         var waiter: CheckedContinuation<Value, any Error>?
@@ -9,7 +10,9 @@ final class OneShot<Value: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    func fulfil(_ value: Value) {
+    package init() {}
+
+    package func fulfil(_ value: Value) {
         let waiter = state.withLock { state -> CheckedContinuation<Value, any Error>? in
             guard state.value == nil else { return nil }
             state.value = value
@@ -20,7 +23,7 @@ final class OneShot<Value: Sendable>: Sendable {
     }
 
     /// Waits for the value; throws `CancellationError` if the waiting task is cancelled.
-    func value() async throws -> Value {
+    package func value() async throws -> Value {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let ready: Result<Value, any Error>? = state.withLock { state in

@@ -23,8 +23,7 @@ extension EventLoop {
         // The kernel is asked first: an entry left in the table by a handler that closed its
         // descriptor without deregistering is stale (closing removed it from the epoll set),
         // and a new descriptor with the same number replaces it.
-        guard Linux.epollControl(epollFD, Linux.epollControlAdd, fd, events: registration.eventMask, data: key) == 0
-        else {
+        guard Linux.epollControl(epollFD, .add, fd, events: registration.eventMask, data: key) == 0 else {
             let error = errno
             throw error == EEXIST ? .alreadyRegistered(fd) : .system("epoll_ctl", errno: error)
         }
@@ -44,8 +43,9 @@ extension EventLoop {
         registration.readable = readable
         registration.writable = writable
         let key = LoopState.Registration.key(fd: fd, generation: registration.generation)
-        guard Linux.epollControl(epollFD, Linux.epollControlModify, fd, events: registration.eventMask, data: key) == 0
-        else { throw .system("epoll_ctl", errno: errno) }
+        guard Linux.epollControl(epollFD, .modify, fd, events: registration.eventMask, data: key) == 0 else {
+            throw .system("epoll_ctl", errno: errno)
+        }
         state.registrations[fd] = registration
     }
 
@@ -56,7 +56,7 @@ extension EventLoop {
         preconditionInEventLoop()
         guard state.registrations.removeValue(forKey: fd) != nil else { return }
         // Fails only if `fd` was already closed, which took it out of the set anyway.
-        _ = Linux.epollControl(epollFD, Linux.epollControlDelete, fd, events: 0, data: 0)
+        _ = Linux.epollControl(epollFD, .delete, fd, events: 0, data: 0)
     }
 
     /// Calls handlers for `count` events of one `epoll_wait`.
@@ -81,11 +81,15 @@ extension EventLoop {
             if flags & Linux.epollOut != 0, let registration = current(), registration.writable {
                 registration.handler.writable()
             }
-            if flags & (Linux.epollErr | Linux.epollHup) != 0, let registration = current() {
-                // Level-triggered and never cleared: left registered, it would spin the loop.
-                deregister(fd)
-                registration.handler.errorOrHangUp()
-            }
+            let failed = flags & (Linux.epollErr | Linux.epollHup) != 0
+            guard failed, let registration = current() else { continue }
+            // A handler still reading has bytes left, or the end of stream or the error itself
+            // to read; it hears of the hang-up that way, and is called again next iteration.
+            if flags & Linux.epollIn != 0 && registration.readable { continue }
+            // Errors and hang-ups do not clear, and are reported whatever the interest: left
+            // registered, the descriptor would wake every iteration.
+            deregister(fd)
+            registration.handler.errorOrHangUp()
         }
     }
 

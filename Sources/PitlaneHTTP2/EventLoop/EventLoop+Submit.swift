@@ -6,7 +6,7 @@ extension EventLoop {
     /// `body`; once queued, it runs.
     ///
     /// ```swift
-    /// let address = try await loop.submit { try listener.localAddress }
+    /// let count = try await loop.submit { connections.count }  // `connections` is loop-confined
     /// ```
     ///
     /// - Throws: what `body` throws, or ``EventLoopError/shutDown`` if the loop has shut down.

@@ -10,11 +10,13 @@ import Synchronization
 ///
 /// ```swift
 /// let loop = try EventLoop.start(name: "io")
-/// let port = try await loop.submit {
+/// let address = try await loop.submit {
 ///     let listener = try Socket.listen(on: .ipv4("127.0.0.1", port: 0))
-///     try loop.register(listener.fileDescriptor, handler: Acceptor(listener), readable: true, writable: false)
-///     return listener.localAddress?.port
+///     let acceptor = Acceptor(loop, listener)
+///     try loop.register(listener.fileDescriptor, handler: acceptor, readable: true, writable: false)
+///     return try listener.localAddress
 /// }
+/// // … connect to `address` …
 /// loop.shutdownGracefully()
 /// ```
 ///
@@ -42,17 +44,20 @@ public final class EventLoop: Sendable {
     }
 
     private init(name: String) throws(EventLoopError) {
-        self.name = name
-        inbox = try Inbox()
-        epollFD = Linux.epollCreate()
+        let inbox = try Inbox()
+        // Both descriptors are kept in locals until nothing can fail: `deinit` (which closes
+        // `epollFD`) only runs for a fully initialized loop.
+        let epollFD = Linux.epollCreate()
         guard epollFD >= 0 else { throw .system("epoll_create1", errno: errno) }
         let key = LoopState.Registration.key(fd: inbox.eventFD, generation: 0)
-        guard Linux.epollControl(epollFD, Linux.epollControlAdd, inbox.eventFD, events: Linux.epollIn, data: key) == 0
-        else {
+        guard Linux.epollControl(epollFD, .add, inbox.eventFD, events: Linux.epollIn, data: key) == 0 else {
             let error = errno
             Glibc.close(epollFD)
             throw .system("epoll_ctl", errno: error)
         }
+        self.name = name
+        self.inbox = inbox
+        self.epollFD = epollFD
     }
 
     deinit {
@@ -113,7 +118,8 @@ public final class EventLoop: Sendable {
             let count = Linux.epollWait(epollFD, events, timeoutMilliseconds: timerTimeoutMilliseconds())
             if count >= 0 { return Int(count) }
             // Only EINTR is possible for a valid epoll set and buffer.
-            precondition(errno == EINTR, "epoll_wait failed: \(EventLoopError.system("epoll_wait", errno: errno))")
+            let error = errno
+            precondition(error == EINTR, "\(EventLoopError.system("epoll_wait", errno: error))")
         }
     }
 

@@ -11,9 +11,9 @@
 /// be called again; but it must turn writable interest off when it has nothing to write, or
 /// the loop spins.
 ///
-/// For one readiness report the loop calls ``readable()``, then ``writable()``, then, if the
-/// kernel reported an error or hang-up and the handler is still registered,
-/// ``errorOrHangUp()``.
+/// For one readiness report the loop calls ``readable()``, then ``writable()``, each if the
+/// descriptor is ready for it and the handler (still) registered with that interest, then,
+/// on error or hang-up, possibly ``errorOrHangUp()``.
 public protocol FileDescriptorHandler: AnyObject {
     /// The descriptor has bytes (or a connection, or end-of-file) to read.
     func readable()
@@ -21,10 +21,17 @@ public protocol FileDescriptorHandler: AnyObject {
     /// The descriptor accepts writes, or a non-blocking `connect` finished.
     func writable()
 
-    /// The kernel reported `EPOLLERR` or `EPOLLHUP` for the descriptor. These conditions do
-    /// not clear, so the loop has already deregistered the handler when it calls this; the
-    /// handler should find out what happened (a read or `Socket.finishConnect()` reports the
-    /// error) and close its descriptor. Called at most once per registration.
+    /// The kernel reported an error or hang-up (`EPOLLERR`, `EPOLLHUP`) that ``readable()``
+    /// will not deliver: the handler is not reading, or nothing is left to read. A handler
+    /// that is reading is not called here; it keeps getting ``readable()`` and learns of the
+    /// condition from the read itself (end of stream or the error), after the bytes still
+    /// buffered. A reading handler must therefore act on end of stream, or it is called again
+    /// and again.
+    ///
+    /// These conditions do not clear, so the loop has already deregistered the handler when
+    /// it calls this. The handler should find out what happened (``Socket/finishConnect()``
+    /// or a read reports the error) and close its descriptor. Called at most once per
+    /// registration.
     func errorOrHangUp()
 
     /// The loop is shutting down and has deregistered the handler: close the descriptor and

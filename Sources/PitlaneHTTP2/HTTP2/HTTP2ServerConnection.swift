@@ -158,18 +158,21 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             session.consume(stream: id, bytes: data.count)
             return
         }
-        stream.unconsumedBytes += data.count
+        stream.window.received(data.count)
         stream.deframer.append(data)
         do {
             while let message = try stream.deframer.next() {
                 guard !message.compressed else {
                     throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
                 }
+                stream.window.completed(messageOfSize: message.bytes.count + 5)
                 inbound.yield(.message(message.bytes))
             }
         } catch {
             inbound.finish(throwing: error)
         }
+        let early = stream.window.returnPartial(buffered: stream.deframer.bufferedBytes)
+        if early > 0 { session.consume(stream: id, bytes: early) }
     }
 
     func sessionEndedData(stream id: Int32) {
@@ -178,7 +181,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
-        if stream.unconsumedBytes > 0 { session.consumeConnection(bytes: stream.unconsumedBytes) }
+        if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
         end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
         if isDraining && streams.isEmpty { flush() }
     }
@@ -238,7 +241,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             sizeOf: { part in if case .message(let bytes) = part { bytes.count + 5 } else { 0 } },
             onConsume: { [loop] bytes in
                 guard bytes > 0 else { return }
-                loop.execute { self.consumed(stream: id, bytes: bytes) }
+                loop.execute { self.messageRead(stream: id) }
             }
         )
         stream.inbound = inbound
@@ -253,10 +256,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
     }
 
-    private func consumed(stream id: Int32, bytes: Int) {
+    private func messageRead(stream id: Int32) {
         guard let stream = streams[id] else { return }
-        stream.unconsumedBytes -= bytes
-        session.consume(stream: id, bytes: bytes)
+        let count = stream.window.read()
+        guard count > 0 else { return }
+        session.consume(stream: id, bytes: count)
         flush()
     }
 

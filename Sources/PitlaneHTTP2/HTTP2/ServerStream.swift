@@ -27,8 +27,8 @@ final class ServerStream {
     var pendingTrailers: [(name: String, value: String)]?
     /// Whether nghttp2 is parked on NGHTTP2_ERR_DEFERRED for this stream.
     var dataDeferred = false
-    /// Bytes of DATA received that the handler has not yet consumed, per message.
-    var unconsumedBytes = 0
+    /// Window accounting for received DATA.
+    var window = InboundWindow()
 
     init(id: Int32, maxMessageBytes: Int, outboundHighWatermark: Int) {
         self.id = id

@@ -9,7 +9,10 @@ extension Socket {
     ///
     /// - Parameter backlog: connections the kernel queues before ``accept()``; Linux caps it
     ///   at `net.core.somaxconn` (4096 by default).
-    public static func listen(on address: SocketAddress, backlog: Int32 = 1024) throws(SocketError) -> Socket {
+    public static func listen(
+        on address: SocketAddress,
+        backlog: Int32 = 1024
+    ) throws(SocketError) -> Socket {
         let socket = try Socket(for: address)
         if address.family != AF_UNIX {
             try socket.setOption(level: SOL_SOCKET, SO_REUSEADDR, 1)
@@ -40,7 +43,8 @@ extension Socket {
                 return nil
             // A connection that failed between the handshake and accept(2): try the next one.
             // accept(2) documents that Linux reports such network errors here, to be retried.
-            case EINTR, ECONNABORTED, EPROTO, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH, ENETUNREACH:
+            case EINTR, ECONNABORTED, EPROTO, ENETDOWN, ENOPROTOOPT, EHOSTDOWN, ENONET, EHOSTUNREACH,
+                ENETUNREACH:
                 continue
             case let error:
                 throw SocketError(call: "accept4", errno: error)

@@ -13,7 +13,7 @@ extension SocketAddress {
             if path.hasPrefix("//") {
                 path = path.dropFirst(2)
                 guard path.hasPrefix("/") else {
-                    throw SocketAddressError(input: text, reason: "unix:// must be followed by an absolute path")
+                    throw SocketAddressError(input: text, reason: "unix:// needs an absolute path")
                 }
             }
             self = try .unixDomainSocket(path: String(path))
@@ -29,7 +29,10 @@ extension SocketAddress {
     }
 
     /// `127.0.0.1:50051`
-    private static func parseIPv4(_ text: Substring, input: String) throws(SocketAddressError) -> SocketAddress {
+    private static func parseIPv4(
+        _ text: Substring,
+        input: String
+    ) throws(SocketAddressError) -> SocketAddress {
         guard let colon = text.lastIndex(of: ":") else {
             throw SocketAddressError(input: input, reason: "expected address:port")
         }
@@ -42,7 +45,10 @@ extension SocketAddress {
     }
 
     /// `[::1]:50051`
-    private static func parseIPv6(_ text: Substring, input: String) throws(SocketAddressError) -> SocketAddress {
+    private static func parseIPv6(
+        _ text: Substring,
+        input: String
+    ) throws(SocketAddressError) -> SocketAddress {
         guard text.hasPrefix("["), let close = text.firstIndex(of: "]"),
             text[text.index(after: close)...].hasPrefix(":")
         else {

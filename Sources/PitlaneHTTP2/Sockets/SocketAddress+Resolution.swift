@@ -26,7 +26,10 @@ extension SocketAddress {
 
     /// ``resolve(host:port:)`` on the calling thread, which it blocks: never call it on an
     /// event loop.
-    public static func resolveBlocking(host: String, port: Int) throws(SocketAddressError) -> [SocketAddress] {
+    public static func resolveBlocking(
+        host: String,
+        port: Int
+    ) throws(SocketAddressError) -> [SocketAddress] {
         guard UInt16(exactly: port) != nil else {
             throw SocketAddressError(input: "\(host):\(port)", reason: "port \(port) is outside 0...65535")
         }

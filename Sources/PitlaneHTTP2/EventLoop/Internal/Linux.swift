@@ -14,9 +14,12 @@ enum Linux {
     static let epollErr: UInt32 = 0x008
     static let epollHup: UInt32 = 0x010
 
-    static let epollControlAdd: Int32 = 1
-    static let epollControlDelete: Int32 = 2
-    static let epollControlModify: Int32 = 3
+    /// `EPOLL_CTL_ADD`, `EPOLL_CTL_DEL`, `EPOLL_CTL_MOD`.
+    enum EpollOperation: Int32 {
+        case add = 1
+        case delete = 2
+        case modify = 3
+    }
 
     /// `struct epoll_event` is `__attribute__((packed))` on x86: a 32-bit mask then the 64-bit
     /// data word at offset 4. Elsewhere it has natural alignment.
@@ -33,15 +36,19 @@ enum Linux {
     }
 
     /// `epoll_ctl`; `events` and `data` fill the `epoll_event` (ignored by `EPOLL_CTL_DEL`).
-    static func epollControl(_ epoll: Int32, _ operation: Int32, _ fd: Int32, events: UInt32, data: UInt64) -> Int32 {
+    static func epollControl(
+        _ epoll: Int32, _ operation: EpollOperation, _ fd: Int32, events: UInt32, data: UInt64
+    ) -> Int32 {
         withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { event in
             event.storeBytes(of: events, toByteOffset: 0, as: UInt32.self)
             event.storeBytes(of: data, toByteOffset: epollEventDataOffset, as: UInt64.self)
-            return functions.epollCtl(epoll, operation, fd, event.baseAddress)
+            return functions.epollCtl(epoll, operation.rawValue, fd, event.baseAddress)
         }
     }
 
-    static func epollWait(_ epoll: Int32, _ events: borrowing EpollEventBuffer, timeoutMilliseconds: Int32) -> Int32 {
+    static func epollWait(
+        _ epoll: Int32, _ events: borrowing EpollEventBuffer, timeoutMilliseconds: Int32
+    ) -> Int32 {
         functions.epollWait(epoll, events.storage.baseAddress, Int32(events.capacity), timeoutMilliseconds)
     }
 
@@ -68,15 +75,19 @@ enum Linux {
     private static let functions = Functions()
 
     private struct Functions {
+        typealias Accept4 = @convention(c) (
+            Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32
+        ) -> Int32
+
         let epollCreate1: @convention(c) (Int32) -> Int32 = symbol("epoll_create1")
-        let epollCtl: @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 = symbol("epoll_ctl")
+        let epollCtl: @convention(c) (Int32, Int32, Int32, UnsafeMutableRawPointer?) -> Int32 =
+            symbol("epoll_ctl")
         let epollWait: @convention(c) (Int32, UnsafeMutableRawPointer?, Int32, Int32) -> Int32 =
             symbol("epoll_wait")
         let eventfd: @convention(c) (UInt32, Int32) -> Int32 = symbol("eventfd")
-        let accept4:
-            @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?, UnsafeMutablePointer<socklen_t>?, Int32) -> Int32 =
-                symbol("accept4")
-        let pthreadSetName: @convention(c) (pthread_t, UnsafePointer<CChar>?) -> Int32 = symbol("pthread_setname_np")
+        let accept4: Accept4 = symbol("accept4")
+        let pthreadSetName: @convention(c) (pthread_t, UnsafePointer<CChar>?) -> Int32 =
+            symbol("pthread_setname_np")
     }
 
     private static func symbol<Function>(_ name: String) -> Function {

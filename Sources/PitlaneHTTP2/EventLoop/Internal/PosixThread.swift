@@ -6,15 +6,13 @@ struct PosixThread: Sendable {
     private let handle: pthread_t
 
     /// Starts a joinable thread named `name` running `body`.
-    static func spawn(name: String, _ body: @escaping @Sendable () -> Void) throws(EventLoopError) -> PosixThread {
+    static func spawn(
+        name: String,
+        _ body: @escaping @Sendable () -> Void
+    ) throws(EventLoopError) -> PosixThread {
         let context = Unmanaged.passRetained(Context(name: name, body: body)).toOpaque()
         var handle = pthread_t()
-        let result = pthread_create(&handle, nil, { raw in
-            let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
-            Linux.setCurrentThreadName(context.name)
-            context.body()
-            return nil
-        }, context)
+        let result = pthread_create(&handle, nil, runContext, context)
         guard result == 0 else {
             Unmanaged<Context>.fromOpaque(context).release()
             throw .system("pthread_create", errno: result)
@@ -36,6 +34,15 @@ struct PosixThread: Sendable {
     /// The calling thread's pthread identity (an integer on Linux).
     static var currentID: UInt {
         UInt(pthread_self())
+    }
+
+    /// The thread's entry point: takes back the context `spawn` retained and runs it.
+    private static let runContext: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = {
+        raw in
+        let context = Unmanaged<Context>.fromOpaque(raw!).takeRetainedValue()
+        Linux.setCurrentThreadName(context.name)
+        context.body()
+        return nil
     }
 
     private final class Context: Sendable {

@@ -49,10 +49,12 @@ extension SocketAddress {
         case AF_INET6:
             let raw = address.load(as: sockaddr_in6.self)
             let bytes = withUnsafeBytes(of: raw.sin6_addr) { Array($0) }
-            self.init(.ipv6(address: bytes, port: UInt16(bigEndian: raw.sin6_port), scopeID: raw.sin6_scope_id))
+            let port = UInt16(bigEndian: raw.sin6_port)
+            self.init(.ipv6(address: bytes, port: port, scopeID: raw.sin6_scope_id))
         case AF_UNIX:
             let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
-            let bytes = UnsafeRawBufferPointer(start: address + pathOffset, count: max(0, Int(length) - pathOffset))
+            let pathLength = max(0, Int(length) - pathOffset)
+            let bytes = UnsafeRawBufferPointer(start: address + pathOffset, count: pathLength)
             self.init(.unix(path: String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)))
         case let family:
             preconditionFailure("socket address family \(family) is not IPv4, IPv6 or Unix")
@@ -64,7 +66,9 @@ extension SocketAddress {
         _ body: (UnsafePointer<sockaddr>, socklen_t) -> Result
     ) -> Result {
         withUnsafePointer(to: &raw) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<Raw>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                body($0, socklen_t(MemoryLayout<Raw>.size))
+            }
         }
     }
 }

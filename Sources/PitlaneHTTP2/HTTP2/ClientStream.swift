@@ -1,0 +1,149 @@
+import PitlaneCore
+
+/// One RPC attempt on a client connection. Loop-confined except `outbound` and `inbound`,
+/// which are thread-safe bridges to the calling task.
+///
+/// `@unchecked Sendable`: mutable state is used on the connection's loop only.
+final class ClientStream: @unchecked Sendable {
+    let descriptor: MethodDescriptor
+    var id: Int32?
+    var headers: [(name: String, value: String)] = []
+    var receivedResponseHeaders = false
+    var deframer: MessageDeframer
+    var inbound: BufferedStream<RPCResponsePart>!
+    let outbound: StreamOutbound
+    var pendingData = PendingData()
+    var requestEnded = false
+    var dataDeferred = false
+    var window = InboundWindow()
+    private var finished = false
+
+    init(descriptor: MethodDescriptor, maxMessageBytes: Int, outboundHighWatermark: Int) {
+        self.descriptor = descriptor
+        deframer = MessageDeframer(maxMessageBytes: maxMessageBytes)
+        outbound = StreamOutbound(highWatermark: outboundHighWatermark)
+    }
+
+    /// Response headers, or trailers: the first HEADERS frame carries metadata (or, ending the
+    /// stream, the status alone); a later one carries the status.
+    func receivedHeaders(endStream: Bool) {
+        guard !finished else { return }
+        if !receivedResponseHeaders {
+            receivedResponseHeaders = true
+            if let httpStatus = value(":status"), httpStatus != "200" {
+                return finish(.status(Self.status(forHTTP: httpStatus), [:]))
+            }
+            if !endStream {
+                guard value("content-type")?.hasPrefix("application/grpc") == true else {
+                    return finish(.status(Status(code: .unknown, message: "the response is not gRPC (content-type \(value("content-type") ?? "none"))"), [:]))
+                }
+                inbound.yield(.metadata(metadata()))
+                return
+            }
+        }
+        finish(.status(status(), metadata()))
+    }
+
+    /// Frames received DATA into messages; returns bytes of window to give back at once.
+    func receivedData(_ data: UnsafeRawBufferPointer) -> Int {
+        window.received(data.count)
+        guard !finished else { return 0 }
+        deframer.append(data)
+        do {
+            while let message = try deframer.next() {
+                guard !message.compressed else {
+                    throw RPCError(code: .internal, message: "a compressed message arrived, but none was negotiated")
+                }
+                window.completed(messageOfSize: message.bytes.count + 5)
+                inbound.yield(.message(message.bytes))
+            }
+        } catch {
+            fail(RPCError.from(error))
+        }
+        return window.returnPartial(buffered: deframer.bufferedBytes)
+    }
+
+    /// END_STREAM without trailers.
+    func receivedEnd() {
+        guard !finished else { return }
+        fail(RPCError(code: .internal, message: "the server ended the stream without a status"))
+    }
+
+    func fail(_ error: RPCError) {
+        outbound.close(error)
+        guard !finished else { return }
+        finished = true
+        inbound.finish(throwing: error)
+    }
+
+    private func finish(_ part: RPCResponsePart) {
+        finished = true
+        inbound.yield(part)
+        inbound.finish()
+        outbound.close(RPCError(code: .cancelled, message: "the RPC has ended"))
+    }
+
+    private func value(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    private func metadata() -> Metadata {
+        var metadata = Metadata()
+        for header in headers { metadata.addHeaderField(name: header.name, value: header.value) }
+        return metadata
+    }
+
+    private func status() -> Status {
+        guard let text = value("grpc-status"), let number = Int(text), let code = Status.Code(rawValue: number) else {
+            return Status(code: .unknown, message: "the server sent no valid grpc-status")
+        }
+        return Status(code: code, message: value("grpc-message").map(PercentEncoding.decode) ?? "")
+    }
+
+    /// gRPC's mapping of HTTP statuses for responses that are not gRPC.
+    static func status(forHTTP text: String) -> Status {
+        let code: Status.Code = switch text {
+        case "400": .internal
+        case "401": .unauthenticated
+        case "403": .permissionDenied
+        case "404": .unimplemented
+        case "429", "502", "503", "504": .unavailable
+        default: .unknown
+        }
+        return Status(code: code, message: "HTTP status \(text)")
+    }
+}
+
+/// The calling task's request writer: each part goes to the connection's loop, in order.
+struct ClientStreamWriter: ClosableRPCWriterProtocol {
+    let connection: HTTP2ClientConnection
+    let stream: ClientStream
+    let timeout: Duration?
+
+    func write(_ part: RPCRequestPart) async throws {
+        let connection = self.connection
+        let stream = self.stream
+        switch part {
+        case .metadata(let metadata):
+            let timeout = self.timeout
+            try await stream.outbound.enqueue(0) {
+                connection.loop.execute { connection.startRequest(stream, metadata: metadata, timeout: timeout) }
+            }
+        case .message(let bytes):
+            let framed = MessageFramer.frame(bytes)
+            try await stream.outbound.enqueue(framed.count) {
+                connection.loop.execute { connection.queueData(stream, framed: framed) }
+            }
+        }
+    }
+
+    func finish(throwing error: (any Error)?) async {
+        let connection = self.connection
+        let stream = self.stream
+        if error == nil {
+            connection.loop.execute { connection.endRequest(stream) }
+        } else {
+            connection.loop.execute { connection.release(stream) }
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import CNGHTTP2
+import PitlaneCore
+
+/// One connection from a client to a server: socket, nghttp2 client session and streams,
+/// all on one event loop.
+///
+/// `@unchecked Sendable`: every mutable property is used on `loop` only; client tasks reach
+/// the connection solely through `loop.execute`.
+final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, @unchecked Sendable {
+    /// The connection's lifecycle.
+    enum Phase {
+        case connecting
+        case ready
+        /// GOAWAY received or sent: open streams finish, no new ones.
+        case draining
+        case closed
+    }
+
+    let loop: EventLoop
+    let authority: String
+    let config: HTTP2ClientTransport.Config
+    private let socket: Socket
+    private let session: NGHTTP2Session
+    private(set) var phase = Phase.connecting
+    private var streams: [Int32: ClientStream] = [:]
+    private var unsent: [UInt8] = []
+    private var wantsWritable = false
+    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Called once, on the loop, when the connection is ready or has failed.
+    private var onConnect: ((Result<Void, RPCError>) -> Void)?
+    private let onClose: @Sendable (HTTP2ClientConnection) -> Void
+
+    init(socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config,
+         onClose: @escaping @Sendable (HTTP2ClientConnection) -> Void) {
+        self.socket = socket
+        self.loop = loop
+        self.authority = authority
+        self.config = config
+        self.onClose = onClose
+        session = NGHTTP2Session(isServer: false)
+        session.delegate = self
+    }
+
+    /// Starts the handshake to `address`; `completion` runs on the loop once it is done.
+    func start(to address: SocketAddress, completion: @escaping (Result<Void, RPCError>) -> Void) {
+        onConnect = completion
+        do {
+            let result = try socket.connect(to: address)
+            try loop.register(socket.fileDescriptor, handler: self, readable: result == .connected, writable: result != .connected)
+            wantsWritable = result != .connected
+            if result == .connected { connected() }
+        } catch {
+            fail(RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)"))
+        }
+    }
+
+    private func connected() {
+        phase = .ready
+        session.submitSettings([
+            (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
+            (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
+        ])
+        try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
+        wantsWritable = false
+        onConnect?(.success(()))
+        onConnect = nil
+        flush()
+    }
+
+    private func fail(_ error: RPCError) {
+        onConnect?(.failure(error))
+        onConnect = nil
+        close(error)
+    }
+
+    // MARK: Socket events
+
+    func readable() {
+        while phase != .closed {
+            let count: Int?
+            do {
+                count = try readBuffer.withUnsafeMutableBytes { try socket.read(into: $0) }
+            } catch {
+                return close(RPCError(code: .unavailable, message: "the connection failed: \(error)"))
+            }
+            guard let count else { break }
+            guard count > 0 else { return close(RPCError(code: .unavailable, message: "the server closed the connection")) }
+            do {
+                try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            } catch {
+                flush()
+                return close(RPCError(code: .internal, message: "the server broke the HTTP/2 protocol: \(error)"))
+            }
+        }
+        flush()
+    }
+
+    func writable() {
+        if phase == .connecting {
+            do {
+                try socket.finishConnect()
+                connected()
+            } catch {
+                fail(RPCError(code: .unavailable, message: "cannot connect: \(error)"))
+            }
+            return
+        }
+        flush()
+    }
+
+    func errorOrHangUp() {
+        if phase == .connecting { return writable() }
+        readable()
+        close(RPCError(code: .unavailable, message: "the connection was lost"))
+    }
+
+    func close() {
+        close(RPCError(code: .unavailable, message: "the connection closed"))
+    }
+
+    func flush() {
+        guard phase != .closed, phase != .connecting else { return }
+        do {
+            if !unsent.isEmpty {
+                let written = try unsent.withUnsafeBytes { try socket.write([$0]) } ?? 0
+                unsent.removeFirst(written)
+            }
+            while unsent.isEmpty, let output = try session.nextOutput() {
+                let written = try socket.write([output]) ?? 0
+                if written < output.count { unsent.append(contentsOf: output[written...]) }
+            }
+        } catch {
+            return close(RPCError(code: .unavailable, message: "writing to the connection failed: \(error)"))
+        }
+        let needsWritable = !unsent.isEmpty
+        if needsWritable != wantsWritable {
+            wantsWritable = needsWritable
+            try? loop.setInterest(socket.fileDescriptor, readable: true, writable: needsWritable)
+        }
+        if !session.isActive || (phase == .draining && streams.isEmpty && unsent.isEmpty) {
+            close(RPCError(code: .unavailable, message: "the connection closed"))
+        }
+    }
+
+    private func close(_ error: RPCError) {
+        guard phase != .closed else { return }
+        phase = .closed
+        loop.deregister(socket.fileDescriptor)
+        socket.close()
+        for stream in streams.values { stream.fail(error) }
+        streams.removeAll()
+        onClose(self)
+    }
+
+    /// Sends GOAWAY; closes once open streams end.
+    func drain() {
+        guard phase == .ready else { return }
+        phase = .draining
+        session.submitGoAway()
+        flush()
+    }
+
+    // MARK: Streams
+
+    /// Submits the request headers for `stream`; a refused stream fails with `.unavailable`.
+    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?) {
+        guard phase == .ready else {
+            return stream.fail(RPCError(code: .unavailable, message: "the connection is not ready"))
+        }
+        var headers = [
+            (":method", "POST"), (":scheme", "http"), (":path", stream.descriptor.path), (":authority", authority),
+            ("content-type", "application/grpc"), ("te", "trailers"), ("user-agent", "grpc-swift-pitlane/0.1"),
+            ("grpc-accept-encoding", "identity"),
+        ]
+        if let timeout { headers.append(("grpc-timeout", GRPCTimeout.format(timeout))) }
+        headers += metadata.headerFields
+        do {
+            let id = try session.submitRequest(headers: headers)
+            stream.id = id
+            streams[id] = stream
+        } catch {
+            stream.fail(RPCError(code: .unavailable, message: "cannot open a stream: \(error)"))
+        }
+        flush()
+    }
+
+    func queueData(_ stream: ClientStream, framed: [UInt8]) {
+        stream.pendingData.append(framed)
+        resumeIfDeferred(stream)
+        flush()
+    }
+
+    func endRequest(_ stream: ClientStream) {
+        stream.requestEnded = true
+        resumeIfDeferred(stream)
+        flush()
+    }
+
+    /// The caller is done with the stream: reset it if the server has not finished.
+    func release(_ stream: ClientStream) {
+        guard let id = stream.id, streams[id] != nil else { return }
+        session.resetStream(id, errorCode: NGHTTP2_CANCEL.rawValue)
+        flush()
+    }
+
+    private func resumeIfDeferred(_ stream: ClientStream) {
+        guard stream.dataDeferred, let id = stream.id else { return }
+        stream.dataDeferred = false
+        session.resumeData(stream: id)
+    }
+
+    private func messageRead(stream id: Int32) {
+        guard let stream = streams[id] else { return }
+        let count = stream.window.read()
+        guard count > 0 else { return }
+        session.consume(stream: id, bytes: count)
+        flush()
+    }
+
+    // MARK: Session events
+
+    func sessionBeganHeaders(stream id: Int32) {
+        streams[id]?.headers = []
+    }
+
+    func sessionReceivedHeader(name: String, value: String, stream id: Int32) {
+        streams[id]?.headers.append((name, value))
+    }
+
+    func sessionEndedHeaders(stream id: Int32, endStream: Bool) {
+        guard let stream = streams[id] else { return }
+        stream.receivedHeaders(endStream: endStream)
+    }
+
+    func sessionReceivedData(_ data: UnsafeRawBufferPointer, stream id: Int32) {
+        guard let stream = streams[id] else {
+            session.consume(stream: id, bytes: data.count)
+            return
+        }
+        let early = stream.receivedData(data)
+        if early > 0 { session.consume(stream: id, bytes: early) }
+    }
+
+    func sessionEndedData(stream id: Int32) {
+        streams[id]?.receivedEnd()
+    }
+
+    func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
+        guard let stream = streams.removeValue(forKey: id) else { return }
+        if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
+        let error: RPCError = switch errorCode {
+        case NGHTTP2_REFUSED_STREAM.rawValue: RPCError(code: .unavailable, message: "the server refused the stream")
+        case NGHTTP2_CANCEL.rawValue: RPCError(code: .cancelled, message: "the stream was cancelled")
+        default: RPCError(code: .internal, message: "the server reset the stream (HTTP/2 error \(errorCode))")
+        }
+        stream.fail(error)
+        if phase == .draining && streams.isEmpty { flush() }
+    }
+
+    func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {
+        if phase == .ready { phase = .draining }
+        onClose(self)  // no new streams here: the transport stops using this connection
+    }
+
+    func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
+        guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
+        let count = stream.pendingData.read(into: buffer)
+        stream.outbound.sent(count)
+        if stream.pendingData.isEmpty && stream.requestEnded { return .bytes(count: count, end: true, trailers: false) }
+        if count == 0 {
+            stream.dataDeferred = true
+            return .deferred
+        }
+        return .bytes(count: count, end: false, trailers: false)
+    }
+
+    /// Called by a stream's inbound buffer (on any thread) as its reader takes a message.
+    func messageReadFromAnyThread(stream: ClientStream) {
+        loop.execute {
+            guard let id = stream.id else { return }
+            self.messageRead(stream: id)
+        }
+    }
+}
