@@ -5,25 +5,6 @@ import Testing
 // protobuf encoding spec and was cross-checked against Python protobuf (upb) or, for the
 // deterministic map order, against C++ libprotobuf 3.21.
 
-fileprivate typealias AllTypes = Pitlane_Test_Proto3_AllTypes
-fileprivate typealias Nested = Pitlane_Test_Proto3_Nested
-fileprivate typealias Subset = Pitlane_Test_Proto3_Subset
-fileprivate typealias Proto2Types = Pitlane_Test_Proto2_Proto2Types
-fileprivate typealias Child = Pitlane_Test_Proto2_Child
-fileprivate typealias EditionTypes = Pitlane_Test_Editions_EditionTypes
-
-/// Bytes from hex pairs, spaces ignored: `"08 96 01"`.
-fileprivate func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.filter { !$0.isWhitespace })
-    precondition(digits.count % 2 == 0, "odd hex string \(hex)")
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
-}
-
-/// Hex pairs separated by spaces, so a failed comparison shows readable wire bytes.
-fileprivate func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
-}
-
 /// The message's encoding as hex; `deterministic` sorts map keys.
 fileprivate func encoded<M: Message>(_ message: M, deterministic: Bool = false) throws -> String {
     hex(try message.serializedBytes(options: EncodingOptions(deterministic: deterministic)))

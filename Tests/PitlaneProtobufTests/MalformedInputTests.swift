@@ -4,23 +4,6 @@ import Testing
 // Hostile and broken input: every failure must be a ProtobufDecodingError saying what and
 // where, never a crash, a hang or a huge allocation.
 
-fileprivate typealias AllTypes = Pitlane_Test_Proto3_AllTypes
-fileprivate typealias Nested = Pitlane_Test_Proto3_Nested
-fileprivate typealias Proto2Types = Pitlane_Test_Proto2_Proto2Types
-fileprivate typealias Child = Pitlane_Test_Proto2_Child
-fileprivate typealias EditionTypes = Pitlane_Test_Editions_EditionTypes
-
-/// Bytes from hex pairs, spaces ignored: `"08 96 01"`.
-fileprivate func bytes(_ hex: String) -> [UInt8] {
-    let digits = Array(hex.filter { !$0.isWhitespace })
-    precondition(digits.count % 2 == 0, "odd hex string \(hex)")
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
-}
-
-fileprivate func hex(_ bytes: [UInt8]) -> String {
-    bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
-}
-
 fileprivate func varint(_ value: UInt64) -> [UInt8] {
     var rest = value
     var out: [UInt8] = []

@@ -67,17 +67,11 @@ public struct InProcessTransport: Sendable {
 
     /// The client half: each stream is a pair of bounded buffers to the server half.
     public final class Client: ClientTransport {
-        private struct State {
-            var shuttingDown = false
-            var openStreams = 0
-            var peakBufferedBytes = 0
-            var connectWaiters: [CheckedContinuation<Void, Never>] = []
-        }
-
         private let server: Server
         private let bufferBytes: Int
         private let serviceConfig: ServiceConfig
-        private let state = Mutex(State())
+        private let gate = StreamGate(name: "in-process transport")
+        private let peak = Mutex(0)
 
         init(server: Server, bufferBytes: Int, serviceConfig: ServiceConfig) {
             self.server = server
@@ -86,28 +80,15 @@ public struct InProcessTransport: Sendable {
         }
 
         public func connect() async throws {
-            await withCheckedContinuation { continuation in
-                let done = state.withLock { state in
-                    if state.shuttingDown && state.openStreams == 0 { return true }
-                    state.connectWaiters.append(continuation)
-                    return false
-                }
-                if done { continuation.resume() }
-            }
+            await gate.waitUntilDrained()
         }
 
         public func beginGracefulShutdown() {
-            let waiters = state.withLock { state in
-                state.shuttingDown = true
-                guard state.openStreams == 0 else { return [CheckedContinuation<Void, Never>]() }
-                defer { state.connectWaiters = [] }
-                return state.connectWaiters
-            }
-            for waiter in waiters { waiter.resume() }
+            gate.beginShutdown()
         }
 
         /// The most bytes any closed stream ever buffered in one direction: flow control at work.
-        public var peakBufferedBytes: Int { state.withLock { $0.peakBufferedBytes } }
+        public var peakBufferedBytes: Int { peak.withLock { $0 } }
 
         public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
             serviceConfig.config(for: descriptor)
@@ -116,13 +97,8 @@ public struct InProcessTransport: Sendable {
         public func withStream<T: Sendable>(
             descriptor: MethodDescriptor, options: CallOptions, _ body: (ClientRPCStream) async throws -> T
         ) async throws -> T {
-            let opened = state.withLock { state in
-                guard !state.shuttingDown else { return false }
-                state.openStreams += 1
-                return true
-            }
-            guard opened else { throw RPCError(code: .unavailable, message: "the in-process transport is shutting down") }
-            defer { closeStream() }
+            try gate.open()
+            defer { gate.close() }
 
             let requests = BufferedStream<RPCRequestPart>(highWatermark: bufferBytes, sizeOf: \.byteCount)
             let responses = BufferedStream<RPCResponsePart>(highWatermark: bufferBytes, sizeOf: \.byteCount)
@@ -143,23 +119,13 @@ public struct InProcessTransport: Sendable {
             )
             // Whatever way the client leaves, the server must not wait on it: like RST_STREAM.
             defer {
-                let peak = max(requests.peakBufferedBytes, responses.peakBufferedBytes)
-                state.withLock { $0.peakBufferedBytes = max($0.peakBufferedBytes, peak) }
+                let streamPeak = max(requests.peakBufferedBytes, responses.peakBufferedBytes)
+                peak.withLock { $0 = max($0, streamPeak) }
                 responses.finishConsuming()
                 requests.finish(throwing: RPCError(code: .cancelled, message: "the client closed the stream"))
                 cancellation.cancel()
             }
             return try await body(clientStream)
-        }
-
-        private func closeStream() {
-            let waiters = state.withLock { state in
-                state.openStreams -= 1
-                guard state.shuttingDown && state.openStreams == 0 else { return [CheckedContinuation<Void, Never>]() }
-                defer { state.connectWaiters = [] }
-                return state.connectWaiters
-            }
-            for waiter in waiters { waiter.resume() }
         }
     }
 }

@@ -80,9 +80,6 @@ public final class HTTP2ClientTransport: ClientTransport {
     private struct State {
         var connection = ConnectionState.idle
         var backoff: Duration?
-        var openStreams = 0
-        var shuttingDown = false
-        var connectWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     public let target: Target
@@ -90,6 +87,7 @@ public final class HTTP2ClientTransport: ClientTransport {
     private let serviceConfig: ServiceConfig
     private let loops: EventLoopGroup
     private let state = Mutex(State())
+    private let gate = StreamGate(name: "HTTP/2 client transport")
 
     public init(target: Target, config: Config = .defaults, serviceConfig: ServiceConfig = ServiceConfig()) throws {
         self.target = target
@@ -107,14 +105,7 @@ public final class HTTP2ClientTransport: ClientTransport {
     }
 
     public func connect() async throws {
-        await withCheckedContinuation { continuation in
-            let done = state.withLock { state in
-                if state.shuttingDown && state.openStreams == 0 { return true }
-                state.connectWaiters.append(continuation)
-                return false
-            }
-            if done { continuation.resume() }
-        }
+        await gate.waitUntilDrained()
         let connection: HTTP2ClientConnection? = state.withLock { state in
             defer { state.connection = .shutdown }
             if case .ready(let connection) = state.connection { return connection }
@@ -124,23 +115,14 @@ public final class HTTP2ClientTransport: ClientTransport {
     }
 
     public func beginGracefulShutdown() {
-        let waiters = state.withLock { state in
-            state.shuttingDown = true
-            guard state.openStreams == 0 else { return [CheckedContinuation<Void, Never>]() }
-            defer { state.connectWaiters = [] }
-            return state.connectWaiters
-        }
-        for waiter in waiters { waiter.resume() }
+        gate.beginShutdown()
     }
 
     public func withStream<T: Sendable>(
         descriptor: MethodDescriptor, options: CallOptions, _ body: (ClientRPCStream) async throws -> T
     ) async throws -> T {
-        try state.withLock { state in
-            guard !state.shuttingDown else { throw RPCError(code: .unavailable, message: "the transport is shutting down") }
-            state.openStreams += 1
-        }
-        defer { closeStream() }
+        try gate.open()
+        defer { gate.close() }
         let connection = try await readyConnection(waitForReady: options.waitForReady ?? false)
         let stream = ClientStream(descriptor: descriptor, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
         stream.inbound = BufferedStream(
@@ -160,16 +142,6 @@ public final class HTTP2ClientTransport: ClientTransport {
             connection.loop.execute { connection.release(stream) }
         }
         return try await body(rpc)
-    }
-
-    private func closeStream() {
-        let waiters = state.withLock { state in
-            state.openStreams -= 1
-            guard state.shuttingDown && state.openStreams == 0 else { return [CheckedContinuation<Void, Never>]() }
-            defer { state.connectWaiters = [] }
-            return state.connectWaiters
-        }
-        for waiter in waiters { waiter.resume() }
     }
 
     // MARK: Connecting

@@ -23,9 +23,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let session: NGHTTP2Session
     private(set) var phase = Phase.connecting
     private var streams: [Int32: ClientStream] = [:]
-    private var unsent: [UInt8] = []
-    private var wantsWritable = false
-    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    private var pump = SessionPump()
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -47,7 +45,6 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             let result = try socket.connect(to: address)
             try loop.register(socket.fileDescriptor, handler: self, readable: result == .connected, writable: result != .connected)
-            wantsWritable = result != .connected
             if result == .connected { connected() }
         } catch {
             fail(RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)"))
@@ -61,7 +58,6 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
         ])
         try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
-        wantsWritable = false
         onConnect?(.success(()))
         onConnect = nil
         flush()
@@ -76,23 +72,16 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     // MARK: Socket events
 
     func readable() {
-        while phase != .closed {
-            let count: Int?
-            do {
-                count = try readBuffer.withUnsafeMutableBytes { try socket.read(into: $0) }
-            } catch {
-                return close(RPCError(code: .unavailable, message: "the connection failed: \(error)"))
-            }
-            guard let count else { break }
-            guard count > 0 else { return close(RPCError(code: .unavailable, message: "the server closed the connection")) }
-            do {
-                try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            } catch {
-                flush()
-                return close(RPCError(code: .internal, message: "the server broke the HTTP/2 protocol: \(error)"))
-            }
+        guard phase != .closed else { return }
+        switch pump.read(from: socket, into: session) {
+        case .drained:
+            flush()
+        case .endOfStream:
+            close(RPCError(code: .unavailable, message: "the server closed the connection"))
+        case .failed(let error):
+            flush()
+            close(RPCError(code: .unavailable, message: "the connection failed: \(error)"))
         }
-        flush()
     }
 
     func writable() {
@@ -121,23 +110,11 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func flush() {
         guard phase != .closed, phase != .connecting else { return }
         do {
-            if !unsent.isEmpty {
-                let written = try unsent.withUnsafeBytes { try socket.write([$0]) } ?? 0
-                unsent.removeFirst(written)
-            }
-            while unsent.isEmpty, let output = try session.nextOutput() {
-                let written = try socket.write([output]) ?? 0
-                if written < output.count { unsent.append(contentsOf: output[written...]) }
-            }
+            try pump.write(from: session, to: socket, loop: loop)
         } catch {
             return close(RPCError(code: .unavailable, message: "writing to the connection failed: \(error)"))
         }
-        let needsWritable = !unsent.isEmpty
-        if needsWritable != wantsWritable {
-            wantsWritable = needsWritable
-            try? loop.setInterest(socket.fileDescriptor, readable: true, writable: needsWritable)
-        }
-        if !session.isActive || (phase == .draining && streams.isEmpty && unsent.isEmpty) {
+        if !session.isActive || (phase == .draining && streams.isEmpty && !pump.hasUnsentBytes) {
             close(RPCError(code: .unavailable, message: "the connection closed"))
         }
     }

@@ -18,14 +18,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let accept: Acceptor
     private let onClose: @Sendable (HTTP2ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
-    /// Output nghttp2 produced that the socket did not take yet.
-    private var unsent: [UInt8] = []
-    private var wantsWritable = false
+    private var pump = SessionPump()
     private var isClosed = false
     /// After GOAWAY: close once the last stream ends.
     private var isDraining = false
     private var receivedBytes = false
-    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
          accept: @escaping Acceptor, onClose: @escaping @Sendable (HTTP2ServerConnection) -> Void) {
@@ -57,25 +54,18 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     // MARK: Socket events
 
     func readable() {
-        while !isClosed {
-            let count: Int?
-            do {
-                count = try readBuffer.withUnsafeMutableBytes { try socket.read(into: $0) }
-            } catch {
-                return close()
-            }
-            guard let count else { break }
-            guard count > 0 else { return close() }
-            receivedBytes = true
-            do {
-                try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
-            } catch {
-                // nghttp2 queued a GOAWAY explaining the protocol error: send it, then close.
-                flush()
-                return close()
-            }
+        guard !isClosed else { return }
+        switch pump.read(from: socket, into: session) {
+        case .drained(let received):
+            if received > 0 { receivedBytes = true }
+            flush()
+        case .endOfStream:
+            close()
+        case .failed:
+            // A protocol error leaves a GOAWAY queued that says why: send it, then close.
+            flush()
+            close()
         }
-        flush()
     }
 
     func writable() { flush() }
@@ -86,23 +76,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func flush() {
         guard !isClosed else { return }
         do {
-            if !unsent.isEmpty {
-                let written = try unsent.withUnsafeBytes { try socket.write([$0]) } ?? 0
-                unsent.removeFirst(written)
-            }
-            while unsent.isEmpty, let output = try session.nextOutput() {
-                let written = try socket.write([output]) ?? 0
-                if written < output.count { unsent.append(contentsOf: output[written...]) }
-            }
+            try pump.write(from: session, to: socket, loop: loop)
         } catch {
             return close()
         }
-        let needsWritable = !unsent.isEmpty
-        if needsWritable != wantsWritable {
-            wantsWritable = needsWritable
-            try? loop.setInterest(socket.fileDescriptor, readable: true, writable: needsWritable)
-        }
-        if !session.isActive || (isDraining && streams.isEmpty && unsent.isEmpty) { close() }
+        if !session.isActive || (isDraining && streams.isEmpty && !pump.hasUnsentBytes) { close() }
     }
 
     /// Closes the socket; every open RPC is cancelled.
