@@ -21,6 +21,7 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        .systemLibrary(name: "CLinux"),  // epoll, eventfd, accept4: in libc, not in Swift's Glibc
 
         // Protocol Buffers: runtime, generator library, protoc plugin, SwiftPM build plugin.
         .target(name: "PitlaneProtobuf"),
@@ -28,7 +29,7 @@ let package = Package(
 
         // gRPC: the transport-agnostic runtime, and HTTP/2 under it.
         .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
-        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CNGHTTP2", "COpenSSL", "CZlib"]),
+        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CLinux", "CNGHTTP2", "COpenSSL", "CZlib"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",
