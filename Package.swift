@@ -78,7 +78,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PitlaneProtobufTests",
-            dependencies: ["PitlaneProtobuf"],
+            dependencies: ["PitlaneProtobuf", "TestSupport"],
             plugins: ["PitlaneGenerator"]
         ),
     ],

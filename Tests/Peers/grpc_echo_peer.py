@@ -6,7 +6,8 @@
       unknown methods; prints one line per check ("ok NAME" or "FAIL NAME: why") and a
       closing "checks: N ok, M failed"; exits non-zero on any failure.
   server --protos DIR
-      Serves the echo service with grpcio on 127.0.0.1 and an ephemeral port, prints
+      Serves the echo service with grpcio (responses compressed with --compress) on
+      127.0.0.1 and an ephemeral port, prints
       "listening PORT", and runs until standard input closes.
 """
 import argparse
@@ -119,6 +120,14 @@ def run_client(args):
         except grpc.RpcError as error:
             expect(error.code() == grpc.StatusCode.UNIMPLEMENTED, str(error.code()))
 
+    def client_compressed():
+        for algorithm in (grpc.Compression.Gzip, grpc.Compression.Deflate):
+            response = stub.Get(pb.EchoRequest(text="z" * 10_000), timeout=10, compression=algorithm)
+            expect(response.text == "z" * 10_000, f"echo differs with {algorithm}")
+            texts = [r.text for r in stub.Update(iter([pb.EchoRequest(text="y" * 5000)] * 3), timeout=10,
+                                                 compression=algorithm)]
+            expect(texts == ["y" * 5000] * 3, f"stream echo differs with {algorithm}")
+
     def cancel_after_first_response():
         call = stub.Expand(pb.EchoRequest(repeat=1_000_000, payload_bytes=100), timeout=10)
         next(call)
@@ -129,7 +138,8 @@ def run_client(args):
         ("unary", unary), ("client_streaming", client_streaming), ("server_streaming", server_streaming),
         ("bidirectional", bidirectional), ("ping_pong", ping_pong), ("large_messages", large_messages),
         ("status_and_message", status_and_message), ("metadata", metadata), ("deadline", deadline),
-        ("unimplemented", unimplemented), ("cancel_after_first_response", cancel_after_first_response),
+        ("unimplemented", unimplemented), ("client_compressed", client_compressed),
+        ("cancel_after_first_response", cancel_after_first_response),
         ("unary_after_cancel", unary),
     ]:
         check(name, function)
@@ -188,7 +198,8 @@ def run_server(args):
                 self._obey(request, context)
                 yield pb.EchoResponse(text=request.text, index=index)
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
+    compression = {"gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}.get(args.compress)
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), compression=compression)
     rpc.add_EchoServicer_to_server(Echo(), server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
@@ -205,6 +216,7 @@ def main():
     client.add_argument("--protos", required=True)
     server = commands.add_parser("server")
     server.add_argument("--protos", required=True)
+    server.add_argument("--compress", choices=["gzip", "deflate"], help="compress every response")
     args = parser.parse_args()
     run_client(args) if args.command == "client" else run_server(args)
 

@@ -23,17 +23,51 @@ struct GRPCPeerTests {
             let address = try await server.listeningAddress
             let port = try #require(address.port)
             let output = try await Self.run([Self.peer, "client", "--port", String(port), "--protos", Self.protos])
-            #expect(output.contains("checks: 12 ok, 0 failed"), "\(output)")
+            #expect(output.contains("checks: 13 ok, 0 failed"), "\(output)")
         }
     }
 
-    @Test("a Pitlane client calls a grpcio server: every RPC kind, errors, metadata, deadlines")
-    func pitlaneClientToGrpcioServer() async throws {
-        let server = try PythonServer(arguments: [Self.peer, "server", "--protos", Self.protos])
-        defer { server.stop() }
+    @Test("a Pitlane client calls a grpcio server: every RPC kind, errors, metadata, deadlines",
+          arguments: [nil, "gzip", "deflate"])
+    func pitlaneClientToGrpcioServer(responseCompression: String?) async throws {
+        let server = try await PythonServer.start(
+            arguments: [Self.peer, "server", "--protos", Self.protos] + (responseCompression.map { ["--compress", $0] } ?? [])
+        )
         let transport = try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: server.port))
-        try await withGRPCClient(transport: transport) { client in
-            try await Self.exerciseEcho(Pitlane_Test_Echo_Echo.Client(wrapping: client))
+        await #expect(throws: Never.self) {
+            try await withGRPCClient(transport: transport) { client in
+                try await Self.exerciseEcho(Pitlane_Test_Echo_Echo.Client(wrapping: client))
+            }
+        }
+        await server.stop()
+    }
+
+    @Test("compression both ways: gzip and deflate requests, compressed responses", arguments: [CompressionAlgorithm.gzip, .deflate])
+    func compression(_ algorithm: CompressionAlgorithm) async throws {
+        var config = HTTP2ServerTransport.Config.defaults
+        config.responseCompression = algorithm
+        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
+                                services: [EchoService()])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            defer { server.beginGracefulShutdown() }
+            let port = try #require(try await server.listeningAddress.port)
+            // grpcio sends compressed requests and reads the compressed responses.
+            let output = try await Self.run([Self.peer, "client", "--port", String(port), "--protos", Self.protos])
+            #expect(output.contains("checks: 13 ok, 0 failed"), "\(output)")
+            // So does Pitlane's client.
+            try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
+                let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
+                let compressed = CallOptions.defaults.with { $0.compression = algorithm }
+                let text = String(repeating: "duck pond dash ", count: 1000)
+                #expect(try await echo.get(.with { $0.text = text }, options: compressed).text == text)
+                let lengths = try await echo.expand(.with { $0.repeat = 3; $0.payloadBytes = 1 << 20 }) { response in
+                    var lengths: [Int] = []
+                    for try await message in response.messages { lengths.append(message.payload.count) }
+                    return lengths
+                }
+                #expect(lengths == [1 << 20, 1 << 20, 1 << 20])
+            }
         }
     }
 
@@ -120,55 +154,61 @@ struct GRPCPeerTests {
 
     /// Runs the Python peer to its end; returns everything it printed.
     static func run(_ arguments: [String]) async throws -> String {
-        let process = Process()
-        process.executableURL = URL(filePath: python)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let data = await Task.detached { pipe.fileHandleForReading.readDataToEndOfFile() }.value
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try await runProcess(python, arguments).output
     }
 }
 
 /// A Python peer server for the length of a test: started, its port read, stopped by
-/// closing its standard input.
-final class PythonServer {
-    let process = Process()
-    let input = Pipe()
+/// closing its standard input. Blocking pipe work runs on dedicated threads.
+final class PythonServer: Sendable {
+    let process: Process
+    let input: Pipe
     let port: Int
 
     struct StartFailure: Error, CustomStringConvertible {
         let description: String
     }
 
-    init(arguments: [String]) throws {
-        process.executableURL = URL(filePath: GRPCPeerTests.python)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        // The server prints "listening PORT" once it is serving; read that line.
-        var line: [UInt8] = []
-        while true {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let character = byte.first else { throw StartFailure(description: "the Python server exited") }
-            if character == UInt8(ascii: "\n") { break }
-            line.append(character)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("listening "), let port = Int(text.dropFirst("listening ".count)) else {
-            throw StartFailure(description: "unexpected first line from the Python server: \(text)")
-        }
+    private init(process: Process, input: Pipe, port: Int) {
+        self.process = process
+        self.input = input
         self.port = port
     }
 
-    func stop() {
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+    static func start(arguments: [String]) async throws -> PythonServer {
+        try await onDedicatedThread {
+            let process = Process()
+            process.executableURL = URL(filePath: GRPCPeerTests.python)
+            process.arguments = arguments
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            // The server prints "listening PORT" once it is serving; read that line.
+            var line: [UInt8] = []
+            while true {
+                guard let character = output.fileHandleForReading.readData(ofLength: 1).first else {
+                    throw StartFailure(description: "the Python server exited")
+                }
+                if character == UInt8(ascii: "\n") { break }
+                line.append(character)
+            }
+            let text = String(decoding: line, as: UTF8.self)
+            guard text.hasPrefix("listening "), let port = Int(text.dropFirst("listening ".count)) else {
+                throw StartFailure(description: "unexpected first line from the Python server: \(text)")
+            }
+            return PythonServer(process: process, input: input, port: port)
+        }
+    }
+
+    func stop() async {
+        let process = self.process
+        let input = self.input
+        _ = try? await onDedicatedThread {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
     }
 }
 

@@ -16,14 +16,14 @@ struct CrossImplementationTests {
     ] as [any Message.Type]).map { ($0.protoMessageName, $0) })
 
     @Test("1,000 random messages per type: Python encodes, Pitlane decodes and re-encodes byte-identically")
-    func randomMessagesRoundTrip() throws {
+    func randomMessagesRoundTrip() async throws {
         let folder = try PythonPeer.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let corpus = folder.appending(path: "corpus.bin")
         let results = folder.appending(path: "results.bin")
         let protos = PythonPeer.testProtos.path
 
-        try PythonPeer.run(["generate", "--protos", protos, "--out", corpus.path, "--count", "1000", "--seed", "2026"])
+        try await PythonPeer.run(["generate", "--protos", protos, "--out", corpus.path, "--count", "1000", "--seed", "2026"])
         let records = try PythonPeer.readRecords(corpus)
         #expect(Set(records.map(\.typeName)) == Set(Self.types.keys))
 
@@ -34,19 +34,19 @@ struct CrossImplementationTests {
             return out
         }
         try PythonPeer.writeRecords(reencoded, to: results)
-        let verdict = try PythonPeer.run(["verify", "--protos", protos, "--corpus", corpus.path, "--results", results.path])
+        let verdict = try await PythonPeer.run(["verify", "--protos", protos, "--corpus", corpus.path, "--results", results.path])
         #expect(verdict.contains("records: \(records.count) matched, 0 differed"), "\(verdict)")
     }
 
     @Test("300 random messages per type as JSON: Python writes, Pitlane reads and writes, Python reads")
-    func randomMessagesJSON() throws {
+    func randomMessagesJSON() async throws {
         let folder = try PythonPeer.temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let corpus = folder.appending(path: "corpus.bin")
         let results = folder.appending(path: "results.bin")
         let protos = PythonPeer.testProtos.path
 
-        try PythonPeer.run(["generate-json", "--protos", protos, "--out", corpus.path, "--count", "300", "--seed", "2027"])
+        try await PythonPeer.run(["generate-json", "--protos", protos, "--out", corpus.path, "--count", "300", "--seed", "2027"])
         let records = try PythonPeer.readRecords(corpus)
         let answers = try records.map { record in
             let type = try #require(Self.types[record.typeName], "no Swift type for \(record.typeName)")
@@ -54,7 +54,7 @@ struct CrossImplementationTests {
             return PythonPeer.Record(typeName: record.typeName, decodeAs: json, payload: binary)
         }
         try PythonPeer.writeRecords(answers, to: results)
-        let verdict = try PythonPeer.run(["verify-json", "--protos", protos, "--corpus", corpus.path, "--results", results.path])
+        let verdict = try await PythonPeer.run(["verify-json", "--protos", protos, "--corpus", corpus.path, "--results", results.path])
         #expect(verdict.contains("records: \(records.count) matched, 0 differed"), "\(verdict)")
     }
 

@@ -135,7 +135,10 @@ public final class HTTP2ClientTransport: ClientTransport {
         )
         let rpc = ClientRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: stream.inbound),
-            outbound: .init(wrapping: ClientStreamWriter(connection: connection, stream: stream, timeout: options.timeout))
+            outbound: .init(wrapping: ClientStreamWriter(
+                connection: connection, stream: stream, timeout: options.timeout,
+                compression: options.compression.flatMap { $0 == .none ? nil : $0 }
+            ))
         )
         defer {
             stream.inbound.finishConsuming()

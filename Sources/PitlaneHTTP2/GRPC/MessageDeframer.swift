@@ -57,11 +57,12 @@ enum MessageFramer {
          UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
     }
 
-    /// A message with its prefix, in one buffer.
-    static func frame(_ message: [UInt8], compressed: Bool = false) -> [UInt8] {
-        var framed = prefix(length: message.count, compressed: compressed)
-        framed.reserveCapacity(5 + message.count)
-        framed.append(contentsOf: message)
+    /// A message with its prefix, in one buffer; compressed when an algorithm is given.
+    static func frame(_ message: [UInt8], compression: CompressionAlgorithm? = nil) throws -> [UInt8] {
+        let payload = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
+        var framed = prefix(length: payload.count, compressed: compression != nil)
+        framed.reserveCapacity(5 + payload.count)
+        framed.append(contentsOf: payload)
         return framed
     }
 }

@@ -16,10 +16,14 @@ final class ClientStream: @unchecked Sendable {
     var requestEnded = false
     var dataDeferred = false
     var window = InboundWindow()
+    /// The response's `grpc-encoding`, nil for identity.
+    var responseCompression: CompressionAlgorithm?
+    let maxMessageBytes: Int
     private var finished = false
 
     init(descriptor: MethodDescriptor, maxMessageBytes: Int, outboundHighWatermark: Int) {
         self.descriptor = descriptor
+        self.maxMessageBytes = maxMessageBytes
         deframer = MessageDeframer(maxMessageBytes: maxMessageBytes)
         outbound = StreamOutbound(highWatermark: outboundHighWatermark)
     }
@@ -37,6 +41,12 @@ final class ClientStream: @unchecked Sendable {
                 guard value("content-type")?.hasPrefix("application/grpc") == true else {
                     return finish(.status(Status(code: .unknown, message: "the response is not gRPC (content-type \(value("content-type") ?? "none"))"), [:]))
                 }
+                if let encoding = value("grpc-encoding"), encoding != "identity" {
+                    guard let algorithm = CompressionAlgorithm(name: encoding) else {
+                        return finish(.status(Status(code: .internal, message: "the server used grpc-encoding \(encoding), which was not offered"), [:]))
+                    }
+                    responseCompression = algorithm
+                }
                 inbound.yield(.metadata(metadata()))
                 return
             }
@@ -51,11 +61,15 @@ final class ClientStream: @unchecked Sendable {
         deframer.append(data)
         do {
             while let message = try deframer.next() {
-                guard !message.compressed else {
-                    throw RPCError(code: .internal, message: "a compressed message arrived, but none was negotiated")
-                }
                 window.completed(messageOfSize: message.bytes.count + 5)
-                inbound.yield(.message(message.bytes))
+                var bytes = message.bytes
+                if message.compressed {
+                    guard let algorithm = responseCompression else {
+                        throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
+                    }
+                    bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: maxMessageBytes)
+                }
+                inbound.yield(.message(bytes))
             }
         } catch {
             fail(RPCError.from(error))
@@ -119,6 +133,8 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
     let connection: HTTP2ClientConnection
     let stream: ClientStream
     let timeout: Duration?
+    /// Request messages are compressed with this, when set.
+    let compression: CompressionAlgorithm?
 
     func write(_ part: RPCRequestPart) async throws {
         let connection = self.connection
@@ -126,11 +142,14 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
         switch part {
         case .metadata(let metadata):
             let timeout = self.timeout
+            let compression = self.compression
             try await stream.outbound.enqueue(0) {
-                connection.loop.execute { connection.startRequest(stream, metadata: metadata, timeout: timeout) }
+                connection.loop.execute {
+                    connection.startRequest(stream, metadata: metadata, timeout: timeout, compression: compression)
+                }
             }
         case .message(let bytes):
-            let framed = MessageFramer.frame(bytes)
+            let framed = try MessageFramer.frame(bytes, compression: compression)
             try await stream.outbound.enqueue(framed.count) {
                 connection.loop.execute { connection.queueData(stream, framed: framed) }
             }

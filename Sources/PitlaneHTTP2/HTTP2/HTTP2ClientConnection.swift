@@ -140,16 +140,17 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     // MARK: Streams
 
     /// Submits the request headers for `stream`; a refused stream fails with `.unavailable`.
-    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?) {
+    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?, compression: CompressionAlgorithm?) {
         guard phase == .ready else {
             return stream.fail(RPCError(code: .unavailable, message: "the connection is not ready"))
         }
         var headers = [
             (":method", "POST"), (":scheme", "http"), (":path", stream.descriptor.path), (":authority", authority),
             ("content-type", "application/grpc"), ("te", "trailers"), ("user-agent", "grpc-swift-pitlane/0.1"),
-            ("grpc-accept-encoding", "identity"),
+            ("grpc-accept-encoding", MessageCompression.acceptEncoding),
         ]
         if let timeout { headers.append(("grpc-timeout", GRPCTimeout.format(timeout))) }
+        if let compression { headers.append(("grpc-encoding", compression.name)) }
         headers += metadata.headerFields
         do {
             let id = try session.submitRequest(headers: headers)

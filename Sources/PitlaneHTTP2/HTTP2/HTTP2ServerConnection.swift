@@ -140,11 +140,15 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         stream.deframer.append(data)
         do {
             while let message = try stream.deframer.next() {
-                guard !message.compressed else {
-                    throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
-                }
                 stream.window.completed(messageOfSize: message.bytes.count + 5)
-                inbound.yield(.message(message.bytes))
+                var bytes = message.bytes
+                if message.compressed {
+                    guard let algorithm = stream.requestCompression else {
+                        throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
+                    }
+                    bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: config.maxMessageBytes)
+                }
+                inbound.yield(.message(bytes))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -207,9 +211,15 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             deadline = .now + duration
         }
         if let encoding = stream.header("grpc-encoding"), encoding != "identity" {
-            return sendStatus(stream, Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported"),
-                              trailers: ["grpc-accept-encoding": "identity"])
+            guard let algorithm = CompressionAlgorithm(name: encoding) else {
+                return sendStatus(stream, Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported"),
+                                  trailers: ["grpc-accept-encoding": .string(MessageCompression.acceptEncoding)])
+            }
+            stream.requestCompression = algorithm
         }
+        // Compress responses when configured to and the client accepts the algorithm.
+        let accepted = (stream.header("grpc-accept-encoding") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " ") }
+        let responseCompression = config.responseCompression.flatMap { accepted.contains($0.name) ? $0 : nil }
         var metadata = Metadata()
         for header in stream.requestHeaders { metadata.addHeaderField(name: header.name, value: header.value) }
 
@@ -226,7 +236,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         inbound.yield(.metadata(metadata))
         let rpc = ServerRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
-            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: self, stream: id, outbound: stream.outbound))
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(
+                connection: self, stream: id, outbound: stream.outbound, compression: responseCompression
+            ))
         )
         let context = ServerTransportContext(peer: peer, deadline: deadline)
         if !accept(rpc, context, stream.cancellation) {
@@ -249,11 +261,12 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         flush()
     }
 
-    func sendResponseHeaders(stream id: Int32, metadata: Metadata) {
+    func sendResponseHeaders(stream id: Int32, metadata: Metadata, compression: CompressionAlgorithm?) {
         guard let stream = streams[id], case .open(false) = stream.phase else { return }
         stream.phase = .open(responseHeadersSent: true)
-        let headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", "identity")]
-            + metadata.headerFields
+        var headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", MessageCompression.acceptEncoding)]
+        if let compression { headers.append(("grpc-encoding", compression.name)) }
+        headers += metadata.headerFields
         try? session.submitResponse(stream: id, headers: headers, hasBody: true)
         flush()
     }
@@ -308,17 +321,20 @@ struct ServerStreamWriter: ClosableRPCWriterProtocol {
     let connection: HTTP2ServerConnection
     let stream: Int32
     let outbound: StreamOutbound
+    /// Response messages are compressed with this, when set.
+    let compression: CompressionAlgorithm?
 
     func write(_ part: RPCResponsePart) async throws {
         let connection = self.connection
         let stream = self.stream
         switch part {
         case .metadata(let metadata):
+            let compression = self.compression
             try await outbound.enqueue(0) {
-                connection.loop.execute { connection.sendResponseHeaders(stream: stream, metadata: metadata) }
+                connection.loop.execute { connection.sendResponseHeaders(stream: stream, metadata: metadata, compression: compression) }
             }
         case .message(let bytes):
-            let framed = MessageFramer.frame(bytes)
+            let framed = try MessageFramer.frame(bytes, compression: compression)
             try await outbound.enqueue(framed.count) {
                 connection.loop.execute { connection.queueData(stream: stream, framed: framed) }
             }

@@ -29,6 +29,8 @@ final class ServerStream {
     var dataDeferred = false
     /// Window accounting for received DATA.
     var window = InboundWindow()
+    /// The request's `grpc-encoding`, nil for identity.
+    var requestCompression: CompressionAlgorithm?
 
     init(id: Int32, maxMessageBytes: Int, outboundHighWatermark: Int) {
         self.id = id

@@ -22,6 +22,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var streamWindowBytes = 65_535
         /// How long a new connection has to send its first bytes. Default 10 s.
         public var prefaceTimeout: Duration = .seconds(10)
+        /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
+        /// Default nil: responses are not compressed. Compressed requests are always accepted.
+        public var responseCompression: CompressionAlgorithm?
         /// Event loop threads; default one per core.
         public var eventLoopThreads = System.coreCount
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Runs the repository's Python peers (from `.venv`) and the record files they exchange.
 enum PythonPeer {
@@ -15,18 +16,10 @@ enum PythonPeer {
 
     /// Runs the peer script and returns what it printed; a non-zero exit throws with its output.
     @discardableResult
-    static func run(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [protobufPeer.path] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "protobuf_peer.py \(arguments.first ?? "") exited \(process.terminationStatus):\n\(text)")
+    static func run(_ arguments: [String]) async throws -> String {
+        let (status, text) = try await runProcess(python.path, [protobufPeer.path] + arguments)
+        guard status == 0 else {
+            throw Failure(description: "protobuf_peer.py \(arguments.first ?? "") exited \(status):\n\(text)")
         }
         return text
     }
