@@ -24,6 +24,9 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private(set) var phase = Phase.connecting
     private var streams: [Int32: ClientStream] = [:]
     private var pump = SessionPump()
+    /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
+    /// flushes once it is done.
+    private var isReceiving = false
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -73,7 +76,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func readable() {
         guard phase != .closed else { return }
-        switch pump.read(from: socket, into: session) {
+        isReceiving = true
+        let outcome = pump.read(from: socket, into: session)
+        isReceiving = false
+        switch outcome {
         case .drained:
             flush()
         case .endOfStream:
@@ -109,6 +115,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func flush() {
         guard phase != .closed, phase != .connecting else { return }
+        guard !isReceiving else { return }
         do {
             try pump.write(from: session, to: socket, loop: loop)
         } catch {

@@ -19,6 +19,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let onClose: @Sendable (HTTP2ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
     private var pump = SessionPump()
+    /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
+    /// flushes once it is done.
+    private var isReceiving = false
     private var isClosed = false
     /// After GOAWAY: close once the last stream ends.
     private var isDraining = false
@@ -55,7 +58,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func readable() {
         guard !isClosed else { return }
-        switch pump.read(from: socket, into: session) {
+        isReceiving = true
+        let outcome = pump.read(from: socket, into: session)
+        isReceiving = false
+        switch outcome {
         case .drained(let received):
             if received > 0 { receivedBytes = true }
             flush()
@@ -75,6 +81,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Writes what nghttp2 has to send; waits for writability when the socket is full.
     func flush() {
         guard !isClosed else { return }
+        guard !isReceiving else { return }
         do {
             try pump.write(from: session, to: socket, loop: loop)
         } catch {
@@ -213,7 +220,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if let encoding = stream.header("grpc-encoding"), encoding != "identity" {
             guard let algorithm = CompressionAlgorithm(name: encoding) else {
                 return sendStatus(stream, Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported"),
-                                  trailers: ["grpc-accept-encoding": .string(MessageCompression.acceptEncoding)])
+                                  trailers: [:])
             }
             stream.requestCompression = algorithm
         }
@@ -292,7 +299,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             resumeIfDeferred(stream)
         } else {
             // Trailers-only: the status travels in the only HEADERS frame, which ends the stream.
-            let headers = [(":status", "200"), ("content-type", "application/grpc")] + fields
+            let headers = [(":status", "200"), ("content-type", "application/grpc"),
+                           ("grpc-accept-encoding", MessageCompression.acceptEncoding)] + fields
             try? session.submitResponse(stream: stream.id, headers: headers, hasBody: false)
         }
         stream.phase = .closing
