@@ -52,6 +52,13 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
 
+        .executableTarget(
+            name: "pitlane-bench-server",
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            path: "Benchmarks/GRPCBench",
+            plugins: ["PitlaneGenerator"]
+        ),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]

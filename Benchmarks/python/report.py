@@ -2,6 +2,7 @@
 """Prints benchmark JSON lines (stdin) as a table with ratios to the C++ peer.
 
   report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}
+  report.py grpc       lines: {"impl", "case", "rps", "mean_latency", "failed"} and rss lines
 """
 import json
 import sys
@@ -24,6 +25,27 @@ def protobuf(rows):
                   f"{encode:>12,.0f} {encode * size / 1e6:>8.1f} {ratio_decode:>12} {ratio_encode:>12}")
 
 
+def grpc(rows):
+    # Published gRPC C++ 1.51 figures on this kind of machine (bench/README), for scale only:
+    # they were not measured in this run.
+    reference = {"unary c=1 m=1": 10255, "unary c=4 m=32": 64847}
+    by_key = {(row["impl"], row["case"]): row for row in rows}
+    print(f"{'case':<16} {'impl':<8} {'req/s':>10} {'mean':>9} {'failed':>7} {'×grpcio':>8} {'×C++ (ref)':>11}")
+    for case in ("unary c=1 m=1", "unary c=4 m=32"):
+        peer = by_key.get(("grpcio", case))
+        for impl in ("pitlane", "grpcio"):
+            row = by_key.get((impl, case))
+            if row is None:
+                continue
+            versus_peer = f"{row['rps'] / peer['rps']:.2f}" if peer and peer["rps"] else "-"
+            print(f"{case:<16} {impl:<8} {row['rps']:>10,.0f} {row['mean_latency']:>9} {row['failed']:>7} "
+                  f"{versus_peer:>8} {row['rps'] / reference[case]:>11.2f}")
+    for impl in ("pitlane", "grpcio"):
+        row = by_key.get((impl, "rss"))
+        if row:
+            print(f"server RSS {impl}: {row['idle_kib'] / 1024:.1f} MiB idle, {row['after_load_kib'] / 1024:.1f} MiB after load")
+
+
 if __name__ == "__main__":
     rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
-    {"protobuf": protobuf}[sys.argv[1]](rows)
+    {"protobuf": protobuf, "grpc": grpc}[sys.argv[1]](rows)

@@ -1,13 +1,12 @@
 #ifndef PITLANE_CLINUX_SHIM_H
 #define PITLANE_CLINUX_SHIM_H
-// Linux calls Swift's Glibc module leaves out. epoll and eventfd come from their headers;
-// accept4 and pthread_setname_np are declared by glibc only under _GNU_SOURCE, which would
-// clash with the Glibc module's view of the same headers, so their prototypes are here.
-#include <pthread.h>
+// Linux calls Swift's Glibc module leaves out. epoll and eventfd come from their own headers.
+// glibc declares accept4 and pthread_setname_np only under _GNU_SOURCE, and including their
+// headers here would take their types away from the Glibc module, so the two prototypes are
+// written with the plain types they have on Linux (socklen_t and pthread_t are unsigned).
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 
-int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
-int pthread_setname_np(pthread_t thread, const char *name);
+int accept4(int fd, void *address, unsigned int *length, int flags);
+int pthread_setname_np(unsigned long thread, const char *name);
 #endif

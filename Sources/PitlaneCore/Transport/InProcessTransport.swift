@@ -41,7 +41,8 @@ public struct InProcessTransport: Sendable {
         public func listen(
             streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
         ) async throws {
-            await withTaskGroup(of: Void.self) { group in
+            // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
+            await withDiscardingTaskGroup { group in
                 for await stream in accepted {
                     group.addTask {
                         await stream.cancellation.run { await streamHandler(stream.stream, stream.context) }

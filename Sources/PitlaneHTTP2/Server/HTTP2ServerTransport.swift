@@ -127,7 +127,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         try await acceptor.loop.submit { try acceptor.start() }
 
-        await withTaskGroup(of: Void.self) { group in
+        // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
+        await withDiscardingTaskGroup { group in
             for await rpc in accepted {
                 group.addTask {
                     await rpc.cancellation.run { await streamHandler(rpc.stream, rpc.context) }

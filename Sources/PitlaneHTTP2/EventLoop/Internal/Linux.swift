@@ -52,7 +52,7 @@ enum Linux {
         _ address: UnsafeMutablePointer<sockaddr>?,
         _ length: UnsafeMutablePointer<socklen_t>?
     ) -> Int32 {
-        accept4(fd, address, length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+        accept4(fd, address.map(UnsafeMutableRawPointer.init), length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
     }
 
     /// Names the calling thread (shown by `top -H`, gdb, perf); the kernel keeps 15 bytes.

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""grpcio's side of the gRPC benchmark: serves bench.v1.Bench on 127.0.0.1.
+
+  grpc_bench_server.py [--port N]    prints "listening PORT", serves until killed
+"""
+import argparse
+import importlib
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent import futures
+
+import grpc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROTOS = os.path.join(os.path.dirname(HERE), "GRPCBench")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    out = tempfile.mkdtemp(prefix="pitlane-bench-")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
+                    "-I", PROTOS, "bench.proto"], check=True)
+    sys.path.insert(0, out)
+    pb = importlib.import_module("bench_pb2")
+    rpc = importlib.import_module("bench_pb2_grpc")
+
+    class Bench(rpc.BenchServicer):
+        def Unary(self, request, context):
+            return request
+
+        def ServerStream(self, request, context):
+            for seq in range(request.seq):
+                yield pb.Payload(body=request.body, seq=seq)
+
+        def PingPong(self, requests, context):
+            for request in requests:
+                yield request
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    rpc.add_BenchServicer_to_server(Bench(), server)
+    port = server.add_insecure_port(f"127.0.0.1:{args.port}")
+    server.start()
+    print(f"listening {port}", flush=True)
+    server.wait_for_termination()
+
+
+if __name__ == "__main__":
+    main()
