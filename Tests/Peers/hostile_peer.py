@@ -111,6 +111,23 @@ def unknown_compression(port):
     assert "gzip" in headers.get("grpc-accept-encoding", ""), headers
 
 
+def ping_flood(port):
+    sock, connection = connect(port)
+    for index in range(5):
+        connection.ping(struct.pack(">Q", index))
+    sock.sendall(connection.data_to_send())
+    end = time.time() + 10
+    while time.time() < end:
+        data = sock.recv(65536)
+        assert data, "closed without GOAWAY"
+        for event in connection.receive_data(data):
+            if isinstance(event, h2.events.ConnectionTerminated):
+                assert event.error_code == 11, event  # ENHANCE_YOUR_CALM
+                assert event.additional_data == b"too_many_pings", event
+                return
+    raise TimeoutError("no GOAWAY after a ping flood")
+
+
 def rapid_reset(port):
     sock, connection = connect(port)
     # Open and reset streams in bursts, as the 2023 "rapid reset" attack does.
@@ -143,7 +160,7 @@ def main():
     port = parser.parse_args().port
     failed = 0
     checks = [garbage_preface, missing_content_type, invalid_timeout, oversized_message, unknown_compression,
-              rapid_reset, well_behaved]
+              ping_flood, rapid_reset, well_behaved]
     for check in checks:
         try:
             check(port)

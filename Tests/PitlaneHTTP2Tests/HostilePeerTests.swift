@@ -10,7 +10,7 @@ import Testing
 struct HostilePeerTests {
     static let hostilePeer = GRPCPeerTests.repositoryRoot.appending(path: "Tests/Peers/hostile_peer.py").path
 
-    @Test("garbage preface, no content-type, bad grpc-timeout, 1 GiB prefix, unknown encoding, rapid reset")
+    @Test("garbage preface, no content-type, bad grpc-timeout, 1 GiB prefix, unknown encoding, ping flood, rapid reset")
     func hostilePeers() async throws {
         let server = GRPCServer(
             transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [EchoService()]
@@ -20,10 +20,28 @@ struct HostilePeerTests {
             defer { server.beginGracefulShutdown() }
             let port = try #require(try await server.listeningAddress.port)
             let attacks = try await GRPCPeerTests.run([Self.hostilePeer, "--port", String(port)])
-            #expect(attacks.contains("checks: 7 ok, 0 failed"), "\(attacks)")
+            #expect(attacks.contains("checks: 8 ok, 0 failed"), "\(attacks)")
             // grpcio, after all that, on the same server.
             let afterwards = try await GRPCPeerTests.run([GRPCPeerTests.peer, "client", "--port", String(port), "--protos", GRPCPeerTests.protos])
             #expect(afterwards.contains("checks: 13 ok, 0 failed"), "\(afterwards)")
         }
+    }
+
+    @Test("client keepalive: a server that never answers is detected and the RPC fails with .unavailable")
+    func keepaliveDetectsSilentServer() async throws {
+        // A listener nobody accepts from: the kernel completes the TCP handshake and then
+        // nothing ever answers, like a peer that vanished.
+        let silent = try Socket.listen(on: .ipv4("127.0.0.1", port: 0))
+        let port = try #require(try silent.localAddress.port)
+        var config = HTTP2ClientTransport.Config.defaults
+        config.keepalive = .init(time: .milliseconds(100), timeout: .milliseconds(200))
+        let transport = try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port), config: config)
+        try await withGRPCClient(transport: transport) { client in
+            let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
+            let error = await #expect(throws: RPCError.self) { try await echo.get(EchoRequest()) }
+            #expect(error?.code == .unavailable)
+            #expect(error?.message.contains("keepalive") == true, "\(String(describing: error))")
+        }
+        silent.close()
     }
 }

@@ -54,6 +54,24 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var backoff = Backoff()
         /// Event loop threads. Default 1.
         public var eventLoopThreads = 1
+        /// Client keepalive: PING after `time` and drop the connection when no ACK comes
+        /// within `timeout`. Default nil: no pings, as in gRPC.
+        public var keepalive: Keepalive?
+
+        public struct Keepalive: Sendable {
+            /// How long between pings. gRPC servers reject intervals under 5 minutes by default.
+            public var time: Duration
+            /// How long to wait for the ACK.
+            public var timeout: Duration = .seconds(20)
+            /// Ping while no RPC is open, too. Default false.
+            public var permitWithoutCalls = false
+
+            public init(time: Duration, timeout: Duration = .seconds(20), permitWithoutCalls: Bool = false) {
+                self.time = time
+                self.timeout = timeout
+                self.permitWithoutCalls = permitWithoutCalls
+            }
+        }
 
         public struct Backoff: Sendable {
             public var initial: Duration = .seconds(1)

@@ -30,6 +30,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
+    /// The timer that drops the connection if our PING goes unanswered.
+    private var pingTimeout: EventLoop.TimerID?
 
     init(socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config,
          onClose: @escaping @Sendable (HTTP2ClientConnection) -> Void) {
@@ -63,7 +65,31 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
         onConnect?(.success(()))
         onConnect = nil
+        scheduleKeepalive()
         flush()
+    }
+
+    /// Pings every `keepalive.time` (while RPCs are open, unless permitted without);
+    /// an ACK missing after `keepalive.timeout` means the peer is gone.
+    private func scheduleKeepalive() {
+        guard let keepalive = config.keepalive else { return }
+        _ = loop.scheduleTimer(after: keepalive.time) { [weak self] in
+            guard let self, self.phase == .ready || self.phase == .draining else { return }
+            if self.pingTimeout == nil, !self.streams.isEmpty || keepalive.permitWithoutCalls {
+                self.session.submitPing()
+                self.pingTimeout = self.loop.scheduleTimer(after: keepalive.timeout) { [weak self] in
+                    self?.close(RPCError(code: .unavailable, message: "the server did not answer a keepalive ping"))
+                }
+                self.flush()
+            }
+            self.scheduleKeepalive()
+        }
+    }
+
+    func sessionReceivedPing(isAck: Bool) {
+        guard isAck, let timer = pingTimeout else { return }
+        _ = loop.cancelTimer(timer)
+        pingTimeout = nil
     }
 
     private func fail(_ error: RPCError) {

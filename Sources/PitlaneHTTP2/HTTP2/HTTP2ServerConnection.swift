@@ -26,6 +26,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// After GOAWAY: close once the last stream ends.
     private var isDraining = false
     private var receivedBytes = false
+    /// Keepalive enforcement: when the client last pinged, and how often too soon.
+    private var lastPing: ContinuousClock.Instant?
+    private var pingStrikes = 0
 
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
          accept: @escaping Acceptor, onClose: @escaping @Sendable (HTTP2ServerConnection) -> Void) {
@@ -177,6 +180,28 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
 
+    /// gRPC's ping policy: a client may not ping more often than the configured interval;
+    /// after `maxPingStrikes` early pings it is told "too_many_pings" and disconnected.
+    func sessionReceivedPing(isAck: Bool) {
+        guard !isAck else { return }
+        let now = ContinuousClock.now
+        defer { lastPing = now }
+        guard let last = lastPing, now - last < config.minimumPingInterval else { return }
+        pingStrikes += 1
+        guard pingStrikes > config.maxPingStrikes else { return }
+        session.submitGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: "too_many_pings")
+        isDraining = true
+        closeAfterGoAway()
+    }
+
+    /// Closes once the GOAWAY is out: the client broke the ping policy.
+    private func closeAfterGoAway() {
+        loop.execute { [self] in
+            flush()
+            close()
+        }
+    }
+
     func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
         let count = stream.pendingData.read(into: buffer)
@@ -198,6 +223,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Checks a request's headers and hands the RPC to the transport, or answers at once.
     private func startRPC(_ stream: ServerStream) {
         stream.phase = .open(responseHeadersSent: false)
+        pingStrikes = 0
         guard stream.header(":method") == "POST" else {
             return respondHTTP(stream, status: 405)
         }

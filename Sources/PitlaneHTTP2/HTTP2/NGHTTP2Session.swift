@@ -12,6 +12,8 @@ protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionEndedData(stream: Int32)
     func sessionClosedStream(_ stream: Int32, errorCode: UInt32)
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32)
+    /// A PING arrived: a probe from the peer (nghttp2 answers it) or the ACK of ours.
+    func sessionReceivedPing(isAck: Bool)
     /// Fills `buffer` with DATA for `stream`.
     func sessionReadData(stream: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk
 }
@@ -68,6 +70,8 @@ final class NGHTTP2Session {
                 delegate.sessionEndedHeaders(stream: header.stream_id, endStream: endStream)
             case Int(NGHTTP2_DATA.rawValue) where endStream:
                 delegate.sessionEndedData(stream: header.stream_id)
+            case Int(NGHTTP2_PING.rawValue):
+                delegate.sessionReceivedPing(isAck: header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0)
             case Int(NGHTTP2_GOAWAY.rawValue):
                 delegate.sessionReceivedGoAway(
                     lastStreamID: frame!.pointee.goaway.last_stream_id, errorCode: frame!.pointee.goaway.error_code
@@ -166,10 +170,17 @@ final class NGHTTP2Session {
         nghttp2_submit_rst_stream(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, errorCode)
     }
 
-    /// Announces that no new streams will be accepted past those already begun.
-    func submitGoAway(errorCode: UInt32 = NGHTTP2_NO_ERROR.rawValue) {
+    /// Announces that no new streams will be accepted past those already begun; `debug`
+    /// travels as the GOAWAY's opaque data (gRPC sends "too_many_pings" that way).
+    func submitGoAway(errorCode: UInt32 = NGHTTP2_NO_ERROR.rawValue, debug: String = "") {
         let last = nghttp2_session_get_last_proc_stream_id(raw)
-        nghttp2_submit_goaway(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, nil, 0)
+        var data = Array(debug.utf8)
+        nghttp2_submit_goaway(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, &data, data.count)
+    }
+
+    /// Sends a PING; the peer must answer with an ACK.
+    func submitPing() {
+        nghttp2_submit_ping(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
     }
 
     /// Asks nghttp2 to call `sessionReadData` again for a stream whose read was deferred.

@@ -22,6 +22,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var streamWindowBytes = 65_535
         /// How long a new connection has to send its first bytes. Default 10 s.
         public var prefaceTimeout: Duration = .seconds(10)
+        /// The shortest interval between client PINGs the server tolerates (gRPC's
+        /// `GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS`). A client pinging more
+        /// often than this, more than `maxPingStrikes` times, gets GOAWAY
+        /// ENHANCE_YOUR_CALM "too_many_pings" and is disconnected. Default 5 min.
+        public var minimumPingInterval: Duration = .seconds(300)
+        /// Pings tolerated below `minimumPingInterval` before the server acts. Default 2.
+        public var maxPingStrikes = 2
         /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
         /// Default nil: responses are not compressed. Compressed requests are always accepted.
         public var responseCompression: CompressionAlgorithm?
