@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Misbehaving HTTP/2 clients, made with the h2 library, against a gRPC server.
 
-  hostile_peer.py --port N
-      Runs each attack on a fresh connection and checks the server's answer per gRPC's
+  hostile_peer.py --port N [--only CHECK]
+      Runs each attack (or just CHECK, such as idle_connection) on a fresh connection and checks the server's answer per gRPC's
       PROTOCOL-HTTP2.md; prints "ok NAME" or "FAIL NAME: why", then "checks: N ok, M failed".
 """
 import argparse
@@ -128,6 +128,21 @@ def ping_flood(port):
     raise TimeoutError("no GOAWAY after a ping flood")
 
 
+def idle_connection(port):
+    """With maxConnectionIdle set, a connection without streams gets GOAWAY NO_ERROR."""
+    sock, connection = connect(port)
+    end = time.time() + 10
+    while time.time() < end:
+        data = sock.recv(65536)
+        assert data, "closed without GOAWAY"
+        for event in connection.receive_data(data):
+            if isinstance(event, h2.events.ConnectionTerminated):
+                assert event.error_code == 0, event
+                return
+        sock.sendall(connection.data_to_send())
+    raise TimeoutError("no GOAWAY on an idle connection")
+
+
 def rapid_reset(port):
     sock, connection = connect(port)
     # Open and reset streams in bursts, as the 2023 "rapid reset" attack does.
@@ -157,10 +172,14 @@ def well_behaved(port):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, required=True)
-    port = parser.parse_args().port
+    parser.add_argument("--only", help="run this one check")
+    args = parser.parse_args()
+    port = args.port
     failed = 0
     checks = [garbage_preface, missing_content_type, invalid_timeout, oversized_message, unknown_compression,
               ping_flood, rapid_reset, well_behaved]
+    if args.only:
+        checks = [globals()[args.only]]
     for check in checks:
         try:
             check(port)

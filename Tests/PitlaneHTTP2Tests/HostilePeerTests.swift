@@ -44,4 +44,44 @@ struct HostilePeerTests {
         }
         silent.close()
     }
+
+    @Test("max connection idle: a connection without streams gets GOAWAY")
+    func idleConnections() async throws {
+        try await withIdleLimitedServer { port in
+            let idle = try await GRPCPeerTests.run([Self.hostilePeer, "--port", String(port), "--only", "idle_connection"])
+            #expect(idle.contains("checks: 1 ok, 0 failed"), "\(idle)")
+        }
+    }
+
+    @Test("max connection idle: RPCs, even one longer than the idle limit, keep a connection")
+    func busyConnections() async throws {
+        try await withIdleLimitedServer { port in
+            try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
+                let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
+                let one = try await echo.get(.with { $0.text = "one" })
+                #expect(one.text == "one")
+                let received = try await echo.expand(.with { $0.repeat = 2000; $0.payloadBytes = 1000 }) { response in
+                    var messages = 0
+                    for try await _ in response.messages { messages += 1 }
+                    return messages
+                }
+                #expect(received == 2000)
+            }
+        }
+    }
+
+    /// A server that closes connections idle for 200 ms, serving while `body` runs.
+    func withIdleLimitedServer(_ body: (Int) async throws -> Void) async throws {
+        var config = HTTP2ServerTransport.Config.defaults
+        config.maxConnectionIdle = .milliseconds(200)
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
+            services: [EchoService()]
+        )
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            defer { server.beginGracefulShutdown() }
+            try await body(try #require(try await server.listeningAddress.port))
+        }
+    }
 }

@@ -29,6 +29,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Keepalive enforcement: when the client last pinged, and how often too soon.
     private var lastPing: ContinuousClock.Instant?
     private var pingStrikes = 0
+    /// Since when the connection has had no stream, for `maxConnectionIdle`.
+    private var idleSince: ContinuousClock.Instant? = .now
 
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
          accept: @escaping Acceptor, onClose: @escaping @Sendable (HTTP2ServerConnection) -> Void) {
@@ -54,7 +56,29 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             guard let self, !self.receivedBytes else { return }
             self.close()
         }
+        if let idle = config.maxConnectionIdle { checkIdle(after: idle) }
+        if let age = config.maxConnectionAge {
+            _ = loop.scheduleTimer(after: age) { [weak self] in
+                guard let self else { return }
+                self.drain()
+                _ = self.loop.scheduleTimer(after: self.config.maxConnectionAgeGrace) { [weak self] in self?.close() }
+            }
+        }
         flush()
+    }
+
+    /// Goes away once the connection has been without streams for `maxConnectionIdle`.
+    private func checkIdle(after delay: Duration) {
+        _ = loop.scheduleTimer(after: delay) { [weak self] in
+            guard let self, !self.isClosed, let idle = self.config.maxConnectionIdle else { return }
+            guard let since = self.idleSince else { return }  // a stream is open; its end re-arms this
+            let idleFor = ContinuousClock.now - since
+            if idleFor >= idle {
+                self.drain()
+            } else {
+                self.checkIdle(after: idle - idleFor)
+            }
+        }
     }
 
     // MARK: Socket events
@@ -175,6 +199,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
         end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
+        if streams.isEmpty, let idle = config.maxConnectionIdle {
+            idleSince = .now
+            checkIdle(after: idle)
+        }
         if isDraining && streams.isEmpty { flush() }
     }
 
@@ -224,6 +252,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private func startRPC(_ stream: ServerStream) {
         stream.phase = .open(responseHeadersSent: false)
         pingStrikes = 0
+        idleSince = nil
         guard stream.header(":method") == "POST" else {
             return respondHTTP(stream, status: 405)
         }

@@ -29,6 +29,14 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var minimumPingInterval: Duration = .seconds(300)
         /// Pings tolerated below `minimumPingInterval` before the server acts. Default 2.
         public var maxPingStrikes = 2
+        /// Close connections that have had no open stream for this long (GOAWAY, then close).
+        /// Default nil: idle connections stay open.
+        public var maxConnectionIdle: Duration?
+        /// Ask connections to go away after this long (GOAWAY; streams finish), and close them
+        /// `maxConnectionAgeGrace` later whatever is open. Default nil: no age limit.
+        public var maxConnectionAge: Duration?
+        /// Default 30 s.
+        public var maxConnectionAgeGrace: Duration = .seconds(30)
         /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
         /// Default nil: responses are not compressed. Compressed requests are always accepted.
         public var responseCompression: CompressionAlgorithm?
