@@ -115,7 +115,7 @@ public final class HTTP2ClientTransport: ClientTransport {
     }
 
     deinit {
-        loops.shutdownGracefully()
+        loops.shutdownInBackground()
     }
 
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
@@ -141,25 +141,27 @@ public final class HTTP2ClientTransport: ClientTransport {
     ) async throws -> T {
         try gate.open()
         defer { gate.close() }
-        let connection = try await readyConnection(waitForReady: options.waitForReady ?? false)
+        let binding = ConnectionBinding(try await readyConnection(waitForReady: options.waitForReady ?? false))
         let stream = ClientStream(descriptor: descriptor, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
         stream.inbound = BufferedStream(
             highWatermark: .max,
             sizeOf: { part in if case .message(let bytes) = part { bytes.count + 5 } else { 0 } },
             onConsume: { [weak stream] bytes in
                 guard bytes > 0, let stream else { return }
-                connection.messageReadFromAnyThread(stream: stream)
+                binding.connection.messageReadFromAnyThread(stream: stream)
             }
         )
         let rpc = ClientRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: stream.inbound),
             outbound: .init(wrapping: ClientStreamWriter(
-                connection: connection, stream: stream, timeout: options.timeout,
-                compression: options.compression.flatMap { $0 == .none ? nil : $0 }
+                binding: binding, stream: stream, timeout: options.timeout,
+                compression: options.compression.flatMap { $0 == .none ? nil : $0 },
+                reconnect: { [self] in try await self.readyConnection(waitForReady: false) }
             ))
         )
         defer {
             stream.inbound.finishConsuming()
+            let connection = binding.connection
             connection.loop.execute { connection.release(stream) }
         }
         return try await body(rpc)

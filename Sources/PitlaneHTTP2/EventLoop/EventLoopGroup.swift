@@ -42,4 +42,16 @@ public final class EventLoopGroup: Sendable {
     public func shutdownGracefully() {
         for loop in loops { loop.shutdownGracefully() }
     }
+
+    /// Shuts the loops down on a thread of its own and returns at once: shutting down joins
+    /// the loop threads, which must not block a Swift concurrency thread or a loop (a
+    /// transport's `deinit` may run on either).
+    public func shutdownInBackground() {
+        let loops = self
+        do {
+            try PosixThread.spawnDetached(name: "pitlane-shutdown") { loops.shutdownGracefully() }
+        } catch {
+            loops.shutdownGracefully()
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import PitlaneCore
+import Synchronization
 
 /// One RPC attempt on a client connection. Loop-confined except `outbound` and `inbound`,
 /// which are thread-safe bridges to the calling task.
@@ -128,27 +129,52 @@ final class ClientStream: @unchecked Sendable {
     }
 }
 
+/// The connection a client stream runs on. It can change once, before the stream has left:
+/// when the first connection goes away as the stream starts, it moves to a fresh one.
+final class ConnectionBinding: Sendable {
+    private let current: Mutex<HTTP2ClientConnection>
+
+    init(_ connection: HTTP2ClientConnection) {
+        current = Mutex(connection)
+    }
+
+    var connection: HTTP2ClientConnection { current.withLock { $0 } }
+
+    func rebind(_ connection: HTTP2ClientConnection) {
+        current.withLock { $0 = connection }
+    }
+}
+
 /// The calling task's request writer: each part goes to the connection's loop, in order.
 struct ClientStreamWriter: ClosableRPCWriterProtocol {
-    let connection: HTTP2ClientConnection
+    let binding: ConnectionBinding
     let stream: ClientStream
     let timeout: Duration?
     /// Request messages are compressed with this, when set.
     let compression: CompressionAlgorithm?
+    /// Finds another ready connection when the first went away before the stream started.
+    let reconnect: @Sendable () async throws -> HTTP2ClientConnection
 
     func write(_ part: RPCRequestPart) async throws {
-        let connection = self.connection
         let stream = self.stream
         switch part {
         case .metadata(let metadata):
-            let timeout = self.timeout
-            let compression = self.compression
-            try await stream.outbound.enqueue(0) {
-                connection.loop.execute {
-                    connection.startRequest(stream, metadata: metadata, timeout: timeout, compression: compression)
+            // gRFC A6 transparent retry: a stream that never left may start on a new connection.
+            for _ in 0..<2 {
+                let connection = binding.connection
+                let started = OneShot<Bool>()
+                let (timeout, compression) = (self.timeout, self.compression)
+                try await stream.outbound.enqueue(0) {
+                    connection.loop.execute {
+                        started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout, compression: compression))
+                    }
                 }
+                if try await started.value() { return }
+                binding.rebind(try await reconnect())
             }
+            throw RPCError(code: .unavailable, message: "connections kept going away before the stream could start")
         case .message(let bytes):
+            let connection = binding.connection
             let framed = try MessageFramer.frame(bytes, compression: compression)
             try await stream.outbound.enqueue(framed.count) {
                 connection.loop.execute { connection.queueData(stream, framed: framed) }
@@ -157,7 +183,7 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
     }
 
     func finish(throwing error: (any Error)?) async {
-        let connection = self.connection
+        let connection = binding.connection
         let stream = self.stream
         if error == nil {
             connection.loop.execute { connection.endRequest(stream) }

@@ -27,6 +27,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
     /// flushes once it is done.
     private var isReceiving = false
+    /// nghttp2 may close streams while it produces output; a flush asked for then runs
+    /// once the current one is done.
+    private var isFlushing = false
+    private var flushAgain = false
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -142,6 +146,19 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func flush() {
         guard phase != .closed, phase != .connecting else { return }
         guard !isReceiving else { return }
+        guard !isFlushing else {
+            flushAgain = true
+            return
+        }
+        isFlushing = true
+        defer { isFlushing = false }
+        repeat {
+            flushAgain = false
+            flushOnce()
+        } while flushAgain && phase != .closed
+    }
+
+    private func flushOnce() {
         do {
             try pump.write(from: session, to: socket, loop: loop)
         } catch {
@@ -172,11 +189,11 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     // MARK: Streams
 
-    /// Submits the request headers for `stream`; a refused stream fails with `.unavailable`.
-    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?, compression: CompressionAlgorithm?) {
-        guard phase == .ready else {
-            return stream.fail(RPCError(code: .unavailable, message: "the connection is not ready"))
-        }
+    /// Submits the request headers for `stream`. Returns false, touching nothing, when the
+    /// connection is no longer ready (a GOAWAY arrived first): the caller may open the stream
+    /// on another connection, since nothing of it has left.
+    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?, compression: CompressionAlgorithm?) -> Bool {
+        guard phase == .ready else { return false }
         var headers = [
             (":method", "POST"), (":scheme", "http"), (":path", stream.descriptor.path), (":authority", authority),
             ("content-type", "application/grpc"), ("te", "trailers"), ("user-agent", "grpc-swift-pitlane/0.1"),
@@ -193,6 +210,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             stream.fail(RPCError(code: .unavailable, message: "cannot open a stream: \(error)"))
         }
         flush()
+        return true
     }
 
     func queueData(_ stream: ClientStream, framed: [UInt8]) {

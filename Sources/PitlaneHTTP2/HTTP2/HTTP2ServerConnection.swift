@@ -22,6 +22,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
     /// flushes once it is done.
     private var isReceiving = false
+    /// nghttp2 may close streams while it produces output; a flush asked for then runs
+    /// once the current one is done.
+    private var isFlushing = false
+    private var flushAgain = false
     private var isClosed = false
     /// After GOAWAY: close once the last stream ends.
     private var isDraining = false
@@ -109,6 +113,19 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func flush() {
         guard !isClosed else { return }
         guard !isReceiving else { return }
+        guard !isFlushing else {
+            flushAgain = true
+            return
+        }
+        isFlushing = true
+        defer { isFlushing = false }
+        repeat {
+            flushAgain = false
+            flushOnce()
+        } while flushAgain && !isClosed
+    }
+
+    private func flushOnce() {
         do {
             try pump.write(from: session, to: socket, loop: loop)
         } catch {

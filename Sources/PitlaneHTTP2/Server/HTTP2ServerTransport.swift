@@ -122,7 +122,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             listener = try Socket.listen(on: address.socketAddress(), backlog: 256)
             bound = try listener.localAddress
         } catch {
-            loops.shutdownGracefully()
+            loops.shutdownInBackground()
             let waiters = state.withLock { state in
                 defer { state.addressWaiters = [] }
                 return state.addressWaiters
@@ -150,7 +150,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                 }
             }
         }
-        loops.shutdownGracefully()
+        loops.shutdownInBackground()
     }
 
     public func beginGracefulShutdown() {
