@@ -111,36 +111,34 @@ def unknown_compression(port):
     assert "gzip" in headers.get("grpc-accept-encoding", ""), headers
 
 
+def wait_for_goaway(sock, connection, what):
+    """Reads until the server sends GOAWAY; returns that event."""
+    end = time.time() + 10
+    while time.time() < end:
+        data = sock.recv(65536)
+        assert data, "closed without GOAWAY"
+        for event in connection.receive_data(data):
+            if isinstance(event, h2.events.ConnectionTerminated):
+                return event
+        sock.sendall(connection.data_to_send())
+    raise TimeoutError(f"no GOAWAY {what}")
+
+
 def ping_flood(port):
     sock, connection = connect(port)
     for index in range(5):
         connection.ping(struct.pack(">Q", index))
     sock.sendall(connection.data_to_send())
-    end = time.time() + 10
-    while time.time() < end:
-        data = sock.recv(65536)
-        assert data, "closed without GOAWAY"
-        for event in connection.receive_data(data):
-            if isinstance(event, h2.events.ConnectionTerminated):
-                assert event.error_code == 11, event  # ENHANCE_YOUR_CALM
-                assert event.additional_data == b"too_many_pings", event
-                return
-    raise TimeoutError("no GOAWAY after a ping flood")
+    event = wait_for_goaway(sock, connection, "after a ping flood")
+    assert event.error_code == 11, event  # ENHANCE_YOUR_CALM
+    assert event.additional_data == b"too_many_pings", event
 
 
 def idle_connection(port):
     """With maxConnectionIdle set, a connection without streams gets GOAWAY NO_ERROR."""
     sock, connection = connect(port)
-    end = time.time() + 10
-    while time.time() < end:
-        data = sock.recv(65536)
-        assert data, "closed without GOAWAY"
-        for event in connection.receive_data(data):
-            if isinstance(event, h2.events.ConnectionTerminated):
-                assert event.error_code == 0, event
-                return
-        sock.sendall(connection.data_to_send())
-    raise TimeoutError("no GOAWAY on an idle connection")
+    event = wait_for_goaway(sock, connection, "on an idle connection")
+    assert event.error_code == 0, event
 
 
 def rapid_reset(port):
