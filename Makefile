@@ -20,9 +20,9 @@ build: bootstrap
 run: build
 	.build/release/swiftkart-demo
 
+# The Swift tests start the Python peers (Tests/Peers) themselves.
 test: bootstrap
 	swift test
-	@if [ -f Tests/Peers/run_peer_tests.py ]; then $(VENV)/bin/python Tests/Peers/run_peer_tests.py; fi
 
 bench: bootstrap
 	@scripts/bench
