@@ -236,6 +236,17 @@ public final class HTTP2ClientTransport: ClientTransport {
                     lastError = error
                 }
             }
+        } catch is CancellationError {
+            // Only the RPC that was connecting was cancelled: the next one tries afresh,
+            // without a backoff that the peer did not earn.
+            let waiters = state.withLock { state in
+                defer { state.connection = .idle }
+                if case .connecting(let waiters) = state.connection { return waiters }
+                return []
+            }
+            let error = RPCError(code: .unavailable, message: "the connection attempt was cancelled")
+            for waiter in waiters { waiter.resume(throwing: error) }
+            throw CancellationError()
         } catch {
             lastError = RPCError(code: .unavailable, message: "cannot resolve \(target): \(error)")
         }
