@@ -59,6 +59,13 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
 
+        .executableTarget(
+            name: "pitlane-bench-client",
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            path: "Benchmarks/GRPCBenchClient",
+            plugins: ["PitlaneGenerator"]
+        ),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]

@@ -2,7 +2,8 @@
 """Prints benchmark JSON lines (stdin) as a table with ratios to the C++ peer.
 
   report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}
-  report.py grpc       lines: {"impl", "case", "rps", "mean_latency", "failed"} and rss lines
+  report.py grpc       lines: {"impl", "case", "rps", "mean_latency", "failed"}, stream lines
+                       {"impl", "case", "per_s"} and rss lines
 """
 import json
 import sys
@@ -40,6 +41,17 @@ def grpc(rows):
             versus_peer = f"{row['rps'] / peer['rps']:.2f}" if peer and peer["rps"] else "-"
             print(f"{case:<16} {impl:<8} {row['rps']:>10,.0f} {row['mean_latency']:>9} {row['failed']:>7} "
                   f"{versus_peer:>8} {row['rps'] / reference[case]:>11.2f}")
+    reference_streams = {"server-stream": 152584, "ping-pong": 15090}
+    for case in ("server-stream", "ping-pong"):
+        peer = by_key.get(("grpcio", case))
+        for impl in ("pitlane", "grpcio"):
+            row = by_key.get((impl, case))
+            if row is None:
+                continue
+            versus_peer = f"{row['per_s'] / peer['per_s']:.2f}" if peer and peer["per_s"] else "-"
+            unit = "msgs/s" if case == "server-stream" else "trips/s"
+            print(f"{case:<16} {impl:<8} {row['per_s']:>10,.0f} {unit:>9} {'':>7} {versus_peer:>8} "
+                  f"{row['per_s'] / reference_streams[case]:>11.2f}")
     for impl in ("pitlane", "grpcio"):
         row = by_key.get((impl, "rss"))
         if row:

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""grpcio's streaming benchmark client: grpc_bench_client.py --port N --seconds S.
+Prints JSON lines: server-streaming messages/s on one stream, ping-pong round trips/s."""
+import argparse
+import importlib
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import time
+
+import grpc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROTOS = os.path.join(os.path.dirname(HERE), "GRPCBench")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--seconds", type=float, default=5)
+    args = parser.parse_args()
+    out = tempfile.mkdtemp(prefix="pitlane-bench-")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
+                    "-I", PROTOS, "bench.proto"], check=True)
+    sys.path.insert(0, out)
+    pb = importlib.import_module("bench_pb2")
+    rpc = importlib.import_module("bench_pb2_grpc")
+    stub = rpc.BenchStub(grpc.insecure_channel(f"127.0.0.1:{args.port}"))
+    body = b"\x42" * 16
+
+    call = stub.ServerStream(pb.Payload(body=body, seq=2**62))
+    count, end = 0, time.monotonic() + args.seconds
+    for _ in call:
+        count += 1
+        if count % 1000 == 0 and time.monotonic() >= end:
+            break
+    call.cancel()
+    print(json.dumps({"impl": "grpcio", "case": "server-stream", "per_s": count / args.seconds}))
+
+    pings = queue.Queue()
+    def requests():
+        while True:
+            item = pings.get()
+            if item is None:
+                return
+            yield pb.Payload(body=body)
+    pings.put(True)
+    count, end = 0, time.monotonic() + args.seconds
+    for _ in stub.PingPong(requests()):
+        count += 1
+        if time.monotonic() >= end:
+            pings.put(None)
+            break
+        pings.put(True)
+    print(json.dumps({"impl": "grpcio", "case": "ping-pong", "per_s": count / args.seconds}))
+
+
+if __name__ == "__main__":
+    main()
