@@ -2,14 +2,14 @@
 // schema: a race schedule built, encoded, decoded, and printed as JSON.
 import PitlaneProtobuf
 
-let duckPondDash = Race.with {
-    $0.name = "Duck Pond Dash"
-    $0.location = "Apple Park"
-    $0.startTime = .init(seconds: 1_780_000_000)
-    $0.laps = 12
-    $0.championship = "Cupertino Cup"
-    $0.drivers = ["Swifty", "Tim", "Craig", "Federighi's Hair", "Ducky", "Mallard", "Quackers", "Puddles"]
-}
+// The race as the session builds it (seeds/000, 9:41).
+var duckPondDash = Race()
+duckPondDash.name = "Duck Pond Dash"
+duckPondDash.location = "Apple Park, Cupertino"
+duckPondDash.startTime = .init(roundingTimeIntervalSince1970: 1_781_198_600)
+duckPondDash.laps = 6
+duckPondDash.championship = "Corporate Cup"
+duckPondDash.drivers = ["Monty", "Pepper", "Mycroft", "Pancakes", "Duke", "Kiko", "Sissi", "Bo"]
 let response = ListRacesResponse.with { $0.races = [duckPondDash] }
 
 let bytes = try response.serializedBytes()
