@@ -25,11 +25,15 @@ struct BenchService: Bench_V1_Bench.SimpleServiceProtocol {
 
 var port = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
+var maxStreams = 100
 while let flag = arguments.next() {
-    if flag == "--port", let value = arguments.next().flatMap(Int.init) { port = value }
+    let value = arguments.next().flatMap(Int.init)
+    if flag == "--port", let value { port = value }
+    if flag == "--max-streams", let value { maxStreams = value }
 }
 var config = HTTP2ServerTransport.Config.defaults
 config.eventLoopThreads = 1
+config.maxConcurrentStreams = maxStreams
 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: port), config: config)
 let server = GRPCServer(transport: transport, services: [BenchService()])
 try await withThrowingTaskGroup(of: Void.self) { group in
