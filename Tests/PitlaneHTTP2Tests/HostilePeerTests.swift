@@ -53,10 +53,48 @@ struct HostilePeerTests {
         }
     }
 
-    /// A server that closes connections idle for 200 ms, serving while `body` runs.
-    func withIdleLimitedServer(_ body: (Int) async throws -> Void) async throws {
+    @Test("a connection that goes away as an RPC starts fails the RPC or moves it; it never hangs")
+    func connectionGoneAtStart() async throws {
+        // A 1 ms idle limit: the server sends GOAWAY about as soon as each connection opens.
+        try await withIdleLimitedServer(idle: .milliseconds(1)) { port in
+            try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
+                let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
+                let guarded = CallOptions.defaults.with { $0.timeout = .seconds(10) }
+                for _ in 0..<20 {
+                    do {
+                        let response = try await echo.get(.with { $0.text = "race" }, options: guarded)
+                        #expect(response.text == "race")
+                    } catch let error as RPCError {
+                        #expect(error.code == .unavailable || error.code == .cancelled, "\(error)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("max connection idle: a unary RPC and then a long stream run under an idle limit")
+    func busyConnections() async throws {
+        // One second: a loaded machine may pause longer than 200 ms between the two RPCs.
+        try await withIdleLimitedServer(idle: .seconds(1)) { port in
+            try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
+                let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
+                let guarded = CallOptions.defaults.with { $0.timeout = .seconds(10) }
+                let one = try await echo.get(.with { $0.text = "one" }, options: guarded)
+                #expect(one.text == "one")
+                let received = try await echo.expand(.with { $0.repeat = 2000; $0.payloadBytes = 1000 }, options: guarded) { response in
+                    var messages = 0
+                    for try await _ in response.messages { messages += 1 }
+                    return messages
+                }
+                #expect(received == 2000)
+            }
+        }
+    }
+
+    /// A server that closes connections idle for `idle`, serving while `body` runs.
+    func withIdleLimitedServer(idle: Duration = .milliseconds(200), _ body: (Int) async throws -> Void) async throws {
         var config = HTTP2ServerTransport.Config.defaults
-        config.maxConnectionIdle = .milliseconds(200)
+        config.maxConnectionIdle = idle
         let server = GRPCServer(
             transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
             services: [EchoService()]

@@ -176,7 +176,11 @@ public final class HTTP2ClientTransport: ClientTransport {
             enum Next { case use(HTTP2ClientConnection), connect, wait, retryAt(ContinuousClock.Instant), fail(RPCError) }
             let next: Next = state.withLock { state in
                 switch state.connection {
-                case .ready(let connection): return .use(connection)
+                case .ready(let connection) where connection.isUsable: return .use(connection)
+                case .ready:
+                    // It went away since; connect afresh.
+                    state.connection = .connecting([])
+                    return .connect
                 case .idle:
                     state.connection = .connecting([])
                     return .connect
@@ -225,10 +229,20 @@ public final class HTTP2ClientTransport: ClientTransport {
             for address in try await target.resolve() {
                 do {
                     let connection = try await connect(to: address)
+                    // It may have gone away (GOAWAY from an idle limit) before this task ran again.
+                    let usable = connection.isUsable
                     let waiters = state.withLock { state in
-                        defer { state.connection = .ready(connection); state.backoff = nil }
+                        defer {
+                            state.connection = usable ? .ready(connection) : .idle
+                            state.backoff = nil
+                        }
                         if case .connecting(let waiters) = state.connection { return waiters }
                         return []
+                    }
+                    guard usable else {
+                        let gone = RPCError(code: .unavailable, message: "the new connection closed at once")
+                        for waiter in waiters { waiter.resume(throwing: gone) }
+                        throw gone
                     }
                     for waiter in waiters { waiter.resume(returning: connection) }
                     return connection

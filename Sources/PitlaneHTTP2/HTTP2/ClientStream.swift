@@ -159,20 +159,15 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
         let stream = self.stream
         switch part {
         case .metadata(let metadata):
-            // gRFC A6 transparent retry: a stream that never left may start on a new connection.
-            for _ in 0..<2 {
+            do {
+                try await start(with: metadata)
+            } catch {
+                // The reader must learn of it: nothing else would end a stream that never started.
                 let connection = binding.connection
-                let started = OneShot<Bool>()
-                let (timeout, compression) = (self.timeout, self.compression)
-                try await stream.outbound.enqueue(0) {
-                    connection.loop.execute {
-                        started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout, compression: compression))
-                    }
-                }
-                if try await started.value() { return }
-                binding.rebind(try await reconnect())
+                let failure = RPCError.from(error, unknownMessage: "the stream could not start: \(error)")
+                connection.loop.execute { stream.fail(failure) }
+                throw error
             }
-            throw RPCError(code: .unavailable, message: "connections kept going away before the stream could start")
         case .message(let bytes):
             let connection = binding.connection
             let framed = try MessageFramer.frame(bytes, compression: compression)
@@ -180,6 +175,28 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
                 connection.loop.execute { connection.queueData(stream, framed: framed) }
             }
         }
+    }
+
+    /// gRFC A6 transparent retry: a stream that never left may start on a new connection.
+    private func start(with metadata: Metadata) async throws {
+        let stream = self.stream
+        var refused: HTTP2ClientConnection?
+        for _ in 0..<2 {
+            let connection = binding.connection
+            let started = OneShot<Bool>()
+            let (timeout, compression) = (self.timeout, self.compression)
+            try await stream.outbound.enqueue(0) {
+                connection.loop.execute {
+                    started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout, compression: compression))
+                }
+            }
+            if try await started.value() { return }
+            refused = connection
+            let next = try await reconnect()
+            guard next !== refused else { break }
+            binding.rebind(next)
+        }
+        throw RPCError(code: .unavailable, message: "connections kept going away before the stream could start")
     }
 
     func finish(throwing error: (any Error)?) async {

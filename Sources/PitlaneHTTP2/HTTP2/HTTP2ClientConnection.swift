@@ -1,5 +1,6 @@
 import CNGHTTP2
 import PitlaneCore
+import Synchronization
 
 /// One connection from a client to a server: socket, nghttp2 client session and streams,
 /// all on one event loop.
@@ -34,6 +35,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
+    /// Whether new streams may start here: set once connected, cleared for good by GOAWAY,
+    /// drain or close. Read from any thread, so the transport never hands out a dead connection.
+    private let usable = Atomic(false)
+    var isUsable: Bool { usable.load(ordering: .acquiring) }
     /// The timer that drops the connection if our PING goes unanswered.
     private var pingTimeout: EventLoop.TimerID?
 
@@ -62,6 +67,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     private func connected() {
         phase = .ready
+        usable.store(true, ordering: .releasing)
         session.submitSettings([
             (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
@@ -172,6 +178,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private func close(_ error: RPCError) {
         guard phase != .closed else { return }
         phase = .closed
+        usable.store(false, ordering: .releasing)
         loop.deregister(socket.fileDescriptor)
         socket.close()
         for stream in streams.values { stream.fail(error) }
@@ -183,6 +190,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func drain() {
         guard phase == .ready else { return }
         phase = .draining
+        usable.store(false, ordering: .releasing)
         session.submitGoAway()
         flush()
     }
@@ -225,9 +233,12 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         flush()
     }
 
-    /// The caller is done with the stream: reset it if the server has not finished.
+    /// The caller is done with the stream: reset it if the server has not finished, and fail
+    /// it if it never started, so no reader waits on it.
     func release(_ stream: ClientStream) {
-        guard let id = stream.id, streams[id] != nil else { return }
+        guard let id = stream.id, streams[id] != nil else {
+            return stream.fail(RPCError(code: .cancelled, message: "the stream ended before it started"))
+        }
         session.resetStream(id, errorCode: NGHTTP2_CANCEL.rawValue)
         flush()
     }
@@ -288,6 +299,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {
         if phase == .ready { phase = .draining }
+        usable.store(false, ordering: .releasing)
         onClose(self)  // no new streams here: the transport stops using this connection
     }
 
