@@ -12,13 +12,14 @@ struct SessionPump {
         case failed(any Error)
     }
 
-    /// Output nghttp2 produced that the socket did not take yet.
+    /// Output nghttp2 produced that the socket did not take yet, from `unsentStart` on.
     private var unsent: [UInt8] = []
+    private var unsentStart = 0
     /// Whether the loop is asked for writability.
     private var wantsWritable = false
     private var readBuffer = [UInt8](repeating: 0, count: 65_536)
 
-    var hasUnsentBytes: Bool { !unsent.isEmpty }
+    var hasUnsentBytes: Bool { unsentStart < unsent.count }
 
     mutating func read(from socket: Socket, into session: NGHTTP2Session) -> ReadOutcome {
         var received = 0
@@ -38,15 +39,20 @@ struct SessionPump {
 
     /// Writes pending output; asks `loop` for writability exactly while bytes remain unsent.
     mutating func write(from session: NGHTTP2Session, to socket: Socket, loop: EventLoop) throws {
-        if !unsent.isEmpty {
-            let written = try unsent.withUnsafeBytes { try socket.write([$0]) } ?? 0
-            unsent.removeFirst(written)
+        if hasUnsentBytes {
+            let start = unsentStart
+            unsentStart += try unsent.withUnsafeBytes { try socket.write([UnsafeRawBufferPointer(rebasing: $0[start...])]) } ?? 0
+            // Advance an offset rather than shifting the array: a large backlog drains in O(n).
+            if unsentStart == unsent.count {
+                unsent.removeAll(keepingCapacity: unsent.capacity <= 1 << 20)
+                unsentStart = 0
+            }
         }
-        while unsent.isEmpty, let output = try session.nextOutput() {
+        while !hasUnsentBytes, let output = try session.nextOutput() {
             let written = try socket.write([output]) ?? 0
             if written < output.count { unsent.append(contentsOf: output[written...]) }
         }
-        let needsWritable = !unsent.isEmpty
+        let needsWritable = hasUnsentBytes
         if needsWritable != wantsWritable {
             wantsWritable = needsWritable
             try loop.setInterest(socket.fileDescriptor, readable: true, writable: needsWritable)
