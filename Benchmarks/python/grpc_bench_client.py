@@ -2,19 +2,13 @@
 """grpcio's streaming benchmark client: grpc_bench_client.py --port N --seconds S.
 Prints JSON lines: server-streaming messages/s on one stream, ping-pong round trips/s."""
 import argparse
-import importlib
 import json
-import os
 import queue
-import subprocess
-import sys
-import tempfile
 import time
 
 import grpc
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PROTOS = os.path.join(os.path.dirname(HERE), "GRPCBench")
+import bench_service
 
 
 def main():
@@ -22,12 +16,7 @@ def main():
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, default=5)
     args = parser.parse_args()
-    out = tempfile.mkdtemp(prefix="pitlane-bench-")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
-                    "-I", PROTOS, "bench.proto"], check=True)
-    sys.path.insert(0, out)
-    pb = importlib.import_module("bench_pb2")
-    rpc = importlib.import_module("bench_pb2_grpc")
+    pb, rpc = bench_service.load()
     stub = rpc.BenchStub(grpc.insecure_channel(f"127.0.0.1:{args.port}"))
     body = b"\x42" * 16
 

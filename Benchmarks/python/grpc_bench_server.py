@@ -4,29 +4,18 @@
   grpc_bench_server.py [--port N]    prints "listening PORT", serves until killed
 """
 import argparse
-import importlib
-import os
-import subprocess
-import sys
-import tempfile
 from concurrent import futures
 
 import grpc
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PROTOS = os.path.join(os.path.dirname(HERE), "GRPCBench")
+import bench_service
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
     args = parser.parse_args()
-    out = tempfile.mkdtemp(prefix="pitlane-bench-")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
-                    "-I", PROTOS, "bench.proto"], check=True)
-    sys.path.insert(0, out)
-    pb = importlib.import_module("bench_pb2")
-    rpc = importlib.import_module("bench_pb2_grpc")
+    pb, rpc = bench_service.load()
 
     class Bench(rpc.BenchServicer):
         def Unary(self, request, context):
