@@ -39,8 +39,6 @@ struct Options: WireParsable {
     var mapEntry = false
     /// FileOptions.swift_prefix (39).
     var swiftPrefix: String?
-    /// `deprecated` (3 in most options, 23 in FileOptions).
-    var deprecated = false
 
     init() {}
 
@@ -50,7 +48,6 @@ struct Options: WireParsable {
             switch (kind, tag.fieldNumber) {
             case (_, featuresField): features = try reader.message(FeatureSet.self)
             case (.field, 2): packed = try reader.bool()
-            case (.field, 3), (.message, 3), (.enumeration, 3), (.file, 23): deprecated = try reader.bool()
             case (.message, 7): mapEntry = try reader.bool()
             case (.file, 39): swiftPrefix = try reader.string()
             default: return false
@@ -106,7 +103,6 @@ struct DescriptorProto: WireParsable {
     var extensions: [FieldDescriptorProto] = []
     var oneofNames: [String] = []
     var oneofFeatures: [FeatureSet] = []
-    var hasExtensionRanges = false
     var options = Options()
 
     init(parsing buffer: UnsafeRawBufferPointer) throws {
@@ -116,7 +112,6 @@ struct DescriptorProto: WireParsable {
             case 2: fields.append(try reader.message(FieldDescriptorProto.self))
             case 3: nestedTypes.append(try reader.message(DescriptorProto.self))
             case 4: enumTypes.append(try reader.message(EnumDescriptorProto.self))
-            case 5: hasExtensionRanges = true; return false
             case 6: extensions.append(try reader.message(FieldDescriptorProto.self))
             case 7: options = try Options(parsing: reader.readLengthDelimited(), featuresField: 12, kind: .message)
             case 8:

@@ -59,13 +59,4 @@ enum FieldType: Int32 {
         default: true
         }
     }
-
-    var isNumeric: Bool {
-        switch self {
-        case .string, .bytes, .message, .group, .enumeration, .bool: false
-        default: true
-        }
-    }
-
-    var isFloatingPoint: Bool { self == .float || self == .double }
 }
