@@ -12,6 +12,9 @@ let package = Package(
         .library(name: "PitlaneProtobuf", targets: ["PitlaneProtobuf"]),
         .library(name: "PitlaneCore", targets: ["PitlaneCore"]),
         .library(name: "PitlaneHTTP2", targets: ["PitlaneHTTP2"]),
+        .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
+        .executable(name: "swiftkart-server", targets: ["swiftkart-server"]),
+        .executable(name: "swiftkart", targets: ["swiftkart"]),
         .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
         .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
     ],
@@ -37,12 +40,19 @@ let package = Package(
             dependencies: ["protoc-gen-pitlane"]
         ),
 
-        // `make run` until the SwiftKart server exists.
-        .executableTarget(
-            name: "swiftkart-demo",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
+        // Services every server can mount: grpc.health.v1.
+        .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
+        // A small Swift face over SQLite for the services' embedded databases.
+        .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
+
+        // SwiftKart: the race schedule and live races (`make run`), its server and its client.
+        .target(
+            name: "SwiftKart",
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
+        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(

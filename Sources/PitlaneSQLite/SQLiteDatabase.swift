@@ -1,0 +1,177 @@
+import CSQLite
+
+/// What SQLite reported, with the statement or operation that failed.
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    /// SQLite's primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, ...).
+    public let code: Int32
+    public let message: String
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "SQLite error \(code): \(message)" }
+}
+
+/// One connection to an SQLite database file. Not thread-safe by itself: guard it with a lock
+/// (or own it from one task) — SQLite's own locking still protects the file across processes.
+public final class SQLiteDatabase {
+    private let handle: OpaquePointer
+
+    /// Opens (creating if needed) the database at `path`; `":memory:"` for a private in-memory one.
+    public init(path: String) throws {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let result = sqlite3_open_v2(path, &handle, flags, nil)
+        guard result == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            sqlite3_close(handle)
+            throw SQLiteError(code: result, message: "cannot open \(path): \(message)")
+        }
+        self.handle = handle
+        sqlite3_busy_timeout(handle, 5_000)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs one or more statements that take no parameters and return no rows.
+    public func execute(_ sql: String) throws {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let result = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
+        if result != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? lastErrorMessage
+            sqlite3_free(errorMessage)
+            throw SQLiteError(code: result, message: message)
+        }
+    }
+
+    /// Compiles `sql`; bind its `?` parameters and step it.
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        var statement: OpaquePointer?
+        let result = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard result == SQLITE_OK, let statement else {
+            throw SQLiteError(code: result, message: "\(lastErrorMessage) in: \(sql)")
+        }
+        return SQLiteStatement(statement: statement, database: self)
+    }
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// The schema version kept in `PRAGMA user_version`, for migrations.
+    public var userVersion: Int {
+        get throws {
+            let statement = try prepare("PRAGMA user_version")
+            return try statement.step() ? statement.int(at: 0) : 0
+        }
+    }
+
+    public func setUserVersion(_ version: Int) throws {
+        try execute("PRAGMA user_version = \(version)")
+    }
+
+    /// The row id the last successful INSERT created.
+    public var lastInsertedRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    var lastErrorMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    func error(_ code: Int32) -> SQLiteError { SQLiteError(code: code, message: lastErrorMessage) }
+}
+
+/// A compiled statement. Parameters bind from index 1; columns read from index 0.
+public final class SQLiteStatement {
+    private let statement: OpaquePointer
+    private let database: SQLiteDatabase
+
+    init(statement: OpaquePointer, database: SQLiteDatabase) {
+        self.statement = statement
+        self.database = database
+    }
+
+    deinit { sqlite3_finalize(statement) }
+
+    /// Binds each value to the parameter of its position, after clearing earlier bindings.
+    @discardableResult
+    public func bind(_ values: SQLiteValue...) throws -> SQLiteStatement {
+        try bind(values)
+    }
+
+    @discardableResult
+    public func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
+        sqlite3_reset(statement)
+        sqlite3_clear_bindings(statement)
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let result: Int32
+            switch value {
+            case .null: result = sqlite3_bind_null(statement, index)
+            case .integer(let value): result = sqlite3_bind_int64(statement, index, value)
+            case .real(let value): result = sqlite3_bind_double(statement, index, value)
+            case .text(let value): result = sqlite3_bind_text(statement, index, value, -1, sqliteTransient)
+            case .blob(let bytes):
+                result = bytes.withUnsafeBytes {
+                    sqlite3_bind_blob(statement, index, $0.baseAddress, Int32($0.count), sqliteTransient)
+                }
+            }
+            guard result == SQLITE_OK else { throw database.error(result) }
+        }
+        return self
+    }
+
+    /// Advances to the next row: true while there is a row to read, false when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        switch sqlite3_step(statement) {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        case let result: throw database.error(result)
+        }
+    }
+
+    /// Runs a statement that returns no rows, then resets it for reuse.
+    public func run() throws {
+        defer { sqlite3_reset(statement) }
+        while try step() {}
+    }
+
+    public func int(at column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
+    public func int64(at column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    public func double(at column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    public func isNull(at column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+    public func text(at column: Int32) -> String {
+        guard let text = sqlite3_column_text(statement, column) else { return "" }
+        return String(cString: text)
+    }
+
+    public func blob(at column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return [] }
+        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+}
+
+/// A value to bind to a statement parameter.
+public enum SQLiteValue: Sendable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public static func int(_ value: Int) -> SQLiteValue { .integer(Int64(value)) }
+}
+
+/// SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns.
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

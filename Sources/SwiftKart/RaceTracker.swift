@@ -1,0 +1,186 @@
+import Glibc
+import PitlaneCore
+import PitlaneProtobuf
+import Synchronization
+
+/// Runs the live races: one simulation per race, shared by everyone following it, started by
+/// the first follower and stopped after the last one leaves. Locations go out every tick
+/// (10 Hz by default), standings every `standingsEvery` ticks (1 Hz), and when the race is
+/// over every follower's stream ends.
+public final class RaceTracker: Sendable {
+    public struct Settings: Sendable {
+        /// Wall-clock time between ticks.
+        public var tickInterval: Duration = .milliseconds(100)
+        /// Standings go out every this many ticks.
+        public var standingsEvery = 10
+        /// How much faster than real time races run (tests and demos use more than 1).
+        public var speed = 1.0
+        /// Seeds every simulation: the same seed replays the same races.
+        public var seed: UInt64 = 0
+        /// Standings updates a slow follower may fall behind before it is disconnected.
+        public var standingsBacklog = 64
+
+        public init() {}
+    }
+
+    public let settings: Settings
+    private let live = Mutex<[String: LiveRace]>([:])
+
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+    }
+
+    /// Starts following `race`, joining its live simulation or starting it.
+    public func follow(_ race: ScheduledRace, eventTypes: Set<RaceEventType>) -> RaceFollower {
+        let follower = RaceFollower(eventTypes: eventTypes, standingsBacklog: settings.standingsBacklog)
+        live.withLock { races in
+            if let running = races[race.name], running.add(follower) { return }
+            let started = LiveRace(race: race, settings: settings)
+            _ = started.add(follower)
+            races[race.name] = started
+            started.start { [weak self] in self?.remove(started) }
+        }
+        return follower
+    }
+
+    /// Stops following; the race stops when nobody follows it any more.
+    public func leave(_ follower: RaceFollower) {
+        let stopped: LiveRace? = live.withLock { races in
+            for (name, race) in races where race.remove(follower) {
+                guard race.isAbandoned else { return nil }
+                races[name] = nil
+                return race
+            }
+            return nil
+        }
+        stopped?.stop()
+    }
+
+    /// Ends every live race: followers' streams fail with `.unavailable`, so clients know to
+    /// follow again elsewhere. For a server shutting down.
+    public func shutdown() {
+        let running = live.withLock { races in
+            defer { races.removeAll() }
+            return Array(races.values)
+        }
+        for race in running {
+            race.stop(failing: RPCError(code: .unavailable, message: "the server is shutting down; follow the race again"))
+        }
+    }
+
+    /// The names of the races running now.
+    public var liveRaces: [String] { live.withLock { Array($0.keys) } }
+
+    private func remove(_ race: LiveRace) {
+        live.withLock { races in
+            if races[race.race.name] === race { races[race.race.name] = nil }
+        }
+    }
+}
+
+/// One running simulation and its followers.
+final class LiveRace: Sendable {
+    private struct State {
+        var followers: [ObjectIdentifier: RaceFollower] = [:]
+        /// The latest of each, for followers who join mid-race.
+        var latest: [RaceEvent] = []
+        var tick = 0
+        var isOver = false
+        var task: Task<Void, Never>?
+    }
+
+    let race: ScheduledRace
+    private let settings: RaceTracker.Settings
+    private let state = Mutex(State())
+
+    init(race: ScheduledRace, settings: RaceTracker.Settings) {
+        self.race = race
+        self.settings = settings
+    }
+
+    /// Adds a follower unless the race is over; a newcomer gets the latest events at once.
+    func add(_ follower: RaceFollower) -> Bool {
+        state.withLock { state in
+            guard !state.isOver else { return false }
+            state.followers[ObjectIdentifier(follower)] = follower
+            for event in state.latest { follower.offer(event, tick: state.tick) }
+            return true
+        }
+    }
+
+    /// Removes a follower; true if it was following this race.
+    func remove(_ follower: RaceFollower) -> Bool {
+        state.withLock { $0.followers.removeValue(forKey: ObjectIdentifier(follower)) != nil }
+    }
+
+    var isAbandoned: Bool { state.withLock { $0.followers.isEmpty } }
+
+    func start(onFinish: @escaping @Sendable () -> Void) {
+        let task = Task.detached { [self] in
+            await run()
+            onFinish()
+        }
+        state.withLock { $0.task = task }
+    }
+
+    /// Ends the simulation; remaining followers' streams fail with `error`.
+    func stop(failing error: RPCError? = nil) {
+        let (task, followers) = state.withLock { state in
+            state.isOver = true
+            defer { state.followers.removeAll() }
+            return (state.task, Array(state.followers.values))
+        }
+        task?.cancel()
+        if let error { for follower in followers { follower.fail(error) } }
+    }
+
+    private func run() async {
+        let tickSeconds = Double(settings.tickInterval.components.seconds)
+            + Double(settings.tickInterval.components.attoseconds) * 1e-18
+        var simulation = RaceSimulation(race: race, seed: settings.seed, tickSeconds: tickSeconds * settings.speed)
+        let clock = ContinuousClock()
+        var deadline = clock.now
+        publish(simulation, standings: true)
+        while !simulation.isFinished {
+            deadline += settings.tickInterval
+            do { try await clock.sleep(until: deadline) } catch { break }
+            simulation.advance()
+            publish(simulation, standings: simulation.tick % settings.standingsEvery == 0 || simulation.isFinished)
+        }
+        let followers = state.withLock { state in
+            state.isOver = true
+            return Array(state.followers.values)
+        }
+        for follower in followers { follower.finish() }
+    }
+
+    /// Sends this tick's events to every follower.
+    private func publish(_ simulation: RaceSimulation, standings: Bool) {
+        let now = Self.now()
+        var events = [RaceEvent.locations(.with { $0.locations = simulation.locations(recordedAt: now) })]
+        if standings {
+            events.append(.standings(.with { $0.standings = simulation.standings() }))
+        }
+        let followers = state.withLock { state in
+            state.tick = simulation.tick
+            for event in events {
+                if let index = state.latest.firstIndex(where: { $0.type == event.type }) {
+                    state.latest[index] = event
+                } else {
+                    state.latest.append(event)
+                }
+            }
+            return Array(state.followers.values)
+        }
+        for follower in followers {
+            for event in events { follower.offer(event, tick: simulation.tick) }
+        }
+    }
+
+    /// The wall-clock time, for `recorded_at`.
+    private static func now() -> Google_Protobuf_Timestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Google_Protobuf_Timestamp(seconds: Int64(time.tv_sec), nanos: Int32(time.tv_nsec))
+    }
+}

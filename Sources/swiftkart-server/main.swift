@@ -1,0 +1,69 @@
+// swiftkart-server: the SwiftKart service and the standard health service on one port.
+import Dispatch
+import Foundation
+import PitlaneCore
+import PitlaneHTTP2
+import PitlaneHealth
+import SwiftKart
+
+let usage = """
+    usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
+                            [--speed 1] [--seed 0]
+    """
+
+func log(_ message: String) {
+    FileHandle.standardError.write(Data("swiftkart-server: \(message)\n".utf8))
+}
+
+do {
+    let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
+                                         valueOptions: ["host", "port", "unix", "database", "speed", "seed"])
+    let databasePath = options["database"] ?? "data/swiftkart.sqlite"
+    let directory = (databasePath as NSString).deletingLastPathComponent
+    if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+    let database = try RaceDB(path: databasePath)
+
+    var settings = RaceTracker.Settings()
+    settings.speed = try options.number("speed", default: 1)
+    settings.seed = UInt64(try options.integer("seed", default: 0))
+    let tracker = RaceTracker(settings: settings)
+    let health = HealthService()
+
+    let address: HTTP2ServerTransport.Address
+    if let path = options["unix"] {
+        address = .unixDomainSocket(path: path)
+    } else {
+        let port = try options.integer("port", default: 8080)
+        guard (0...65_535).contains(port) else { throw CommandLineOptions.UsageError(description: "--port must be 0...65535") }
+        address = .ipv4(host: options["host"] ?? "127.0.0.1", port: port)
+    }
+    let server = GRPCServer(transport: .http2(address: address),
+                            services: [RaceService(database: database, tracker: tracker), health])
+
+    // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
+    let signalSources = onTerminationSignals { name in
+        log("\(name): shutting down gracefully")
+        health.enterNotServing()
+        tracker.shutdown()
+        server.beginGracefulShutdown()
+    }
+    defer { signalSources.forEach { $0.cancel() } }
+
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await server.serve() }
+        let listening = try await server.listeningAddress
+        health.setStatus(.serving)
+        health.setStatus(.serving, forService: SwiftKartService.descriptor.fullyQualifiedService)
+        let races = try database.races(atMost: Int(RaceDB.maximumLimit)).count
+        log("listening on \(listening); database \(databasePath) with \(races) races; race speed ×\(settings.speed)")
+        FileHandle.standardOutput.write(Data("listening on \(listening)\n".utf8))
+        try await group.waitForAll()
+    }
+    log("stopped")
+} catch let error as CommandLineOptions.UsageError {
+    log("\(error)\n\(usage)")
+    exit(2)
+} catch {
+    log("error: \(error)")
+    exit(1)
+}
