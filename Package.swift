@@ -96,6 +96,10 @@ let package = Package(
             dependencies: ["PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
         ),
         .testTarget(
+            name: "SwiftKartTests",
+            dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server"]
+        ),
+        .testTarget(
             name: "SeedPortTests",
             dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]

@@ -239,6 +239,13 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         closeAfterGoAway()
     }
 
+    /// Sending headers or data resets the count, as gRPC C-core does: a client measuring the
+    /// bandwidth of a busy stream (BDP pings) is not abusing the connection.
+    private func forgivePings() {
+        lastPing = nil
+        pingStrikes = 0
+    }
+
     /// Closes once the GOAWAY is out: the client broke the ping policy.
     private func closeAfterGoAway() {
         loop.execute { [self] in
@@ -251,6 +258,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
         let count = stream.pendingData.read(into: buffer)
         stream.outbound.sent(count)
+        if count > 0 { forgivePings() }
         if stream.pendingData.isEmpty, let trailers = stream.pendingTrailers {
             stream.pendingTrailers = nil
             try? session.submitTrailer(stream: id, headers: trailers)
@@ -347,6 +355,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if let compression { headers.append(("grpc-encoding", compression.name)) }
         headers += metadata.headerFields
         try? session.submitResponse(stream: id, headers: headers, hasBody: true)
+        forgivePings()
         flush()
     }
 

@@ -85,6 +85,21 @@ final class NGHTTP2Session {
             owningSession(user).delegate.sessionReceivedData(UnsafeRawBufferPointer(start: data, count: length), stream: stream)
             return 0
         }
+        if isServer {
+            // A server that has sent its whole response while the client is still sending asks
+            // it to stop without error (RST_STREAM NO_ERROR, RFC 9113 §8.1), as gRPC servers do;
+            // otherwise the stream would stay half open until the client half-closes.
+            nghttp2_session_callbacks_set_on_frame_send_callback(callbacks) { session, frame, _ in
+                let header = frame!.pointee.hd
+                let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
+                let type = Int(header.type)
+                if endsStream, type == Int(NGHTTP2_HEADERS.rawValue) || type == Int(NGHTTP2_DATA.rawValue),
+                   nghttp2_session_get_stream_remote_close(session, header.stream_id) == 0 {
+                    nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), header.stream_id, NGHTTP2_NO_ERROR.rawValue)
+                }
+                return 0
+            }
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, user in
             owningSession(user).delegate.sessionClosedStream(stream, errorCode: errorCode)
             return 0

@@ -1,5 +1,6 @@
 import Glibc
 import PitlaneHTTP2
+import TestSupport
 import Testing
 
 @Suite("EventLoop descriptors and shutdown", .timeLimit(.minutes(1)))

@@ -1,5 +1,6 @@
 import Glibc
 @testable import PitlaneHTTP2
+import TestSupport
 import Testing
 
 @Suite("EventLoop tasks", .timeLimit(.minutes(1)))

@@ -1,4 +1,5 @@
 import PitlaneHTTP2
+import TestSupport
 import Testing
 
 @Suite("EventLoop timers", .timeLimit(.minutes(1)))
