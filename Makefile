@@ -17,12 +17,15 @@ bootstrap:
 build: bootstrap
 	swift build -c release
 
+# swiftkart-server on data/swiftkart.sqlite, then the swiftkart client against it.
 run: build
-	.build/release/swiftkart-demo
+	@scripts/run-swiftkart
 
-# The Swift tests start the Python peers (Tests/Peers) themselves.
+# The Swift tests start the Python peers (Tests/Peers) themselves; then the Containerfile's
+# build command runs here exactly as written.
 test: bootstrap
 	swift test
+	@scripts/check-containerfile
 
 bench: bootstrap
 	@scripts/bench

@@ -76,6 +76,12 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
 
+        .executableTarget(
+            name: "swiftkart-load",
+            dependencies: ["SwiftKart", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            path: "Benchmarks/SwiftKartLoad"
+        ),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]

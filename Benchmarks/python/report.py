@@ -4,6 +4,7 @@
   report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}
   report.py grpc       lines: {"impl", "case", "rps", "mean_latency", "failed"}, stream lines
                        {"impl", "case", "per_s"} and rss lines
+  report.py swiftkart  lines: {"followers", "p50_ms", "p99_ms", "messages_per_s", "server_rss_kib", "kib_per_follower"}
 """
 import json
 import sys
@@ -63,6 +64,16 @@ def grpc(rows):
               f"(reference: C++ 15.6, grpc-swift 18.8, grpcio 23.6 KiB)")
 
 
+def swiftkart(rows):
+    print(f"{'followers':>9} {'p50 ms':>7} {'p99 ms':>7} {'msgs/s':>9} {'expected':>9} {'server RSS':>11} {'KiB/follower':>13}  verdict")
+    for row in rows:
+        expected = row["followers"] * 10
+        ok = row["p99_ms"] < 100 and row["messages_per_s"] >= 0.95 * expected
+        print(f"{row['followers']:>9,} {row['p50_ms']:>7} {row['p99_ms']:>7} {row['messages_per_s']:>9,} {expected:>9,} "
+              f"{row['server_rss_kib'] / 1024:>9.1f} M {row['kib_per_follower']:>13.1f}  {'sustained' if ok else 'NOT sustained'}")
+    print("target: ≥ 10,000 followers with p99 < 100 ms at 10 Hz; ≤ 8 KiB per follower")
+
+
 if __name__ == "__main__":
     rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
-    {"protobuf": protobuf, "grpc": grpc}[sys.argv[1]](rows)
+    {"protobuf": protobuf, "grpc": grpc, "swiftkart": swiftkart}[sys.argv[1]](rows)

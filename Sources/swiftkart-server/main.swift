@@ -8,7 +8,7 @@ import SwiftKart
 
 let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
-                            [--speed 1] [--seed 0]
+                            [--speed 1] [--seed 0] [--max-streams 100]
     """
 
 func log(_ message: String) {
@@ -17,7 +17,7 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                         valueOptions: ["host", "port", "unix", "database", "speed", "seed"])
+                                         valueOptions: ["host", "port", "unix", "database", "speed", "seed", "max-streams"])
     let databasePath = options["database"] ?? "data/swiftkart.sqlite"
     let directory = (databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
@@ -37,7 +37,9 @@ do {
         guard (0...65_535).contains(port) else { throw CommandLineOptions.UsageError(description: "--port must be 0...65535") }
         address = .ipv4(host: options["host"] ?? "127.0.0.1", port: port)
     }
-    let server = GRPCServer(transport: .http2(address: address),
+    var config = HTTP2ServerTransport.Config.defaults
+    config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
+    let server = GRPCServer(transport: .http2(address: address, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
