@@ -1,11 +1,14 @@
+import Glibc
 import PitlaneCore
 import Synchronization
 
-/// gRPC over HTTP/2 for a `GRPCServer`: listens on a TCP or Unix socket, spreads connections
-/// over event loops, and hands each RPC to the server as a stream.
+/// gRPC over HTTP/2 for a `GRPCServer`: listens on a TCP or Unix socket, plaintext or TLS,
+/// spreads connections over event loops, and hands each RPC to the server as a stream.
 ///
 /// ```swift
 /// let server = GRPCServer(transport: .http2(address: .ipv4(host: "127.0.0.1", port: 8080)), services: [Service()])
+/// let tls = HTTP2ServerTransport.TLSConfig(certificateChainPath: "server.pem", privateKeyPath: "server.key")
+/// let secure = GRPCServer(transport: .http2(address: .ipv4(host: "0.0.0.0", port: 443), security: .tls(tls)), services: [Service()])
 /// ```
 public final class HTTP2ServerTransport: ListeningServerTransport {
     /// Limits and timing; every value documented with its default.
@@ -42,6 +45,12 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var responseCompression: CompressionAlgorithm?
         /// Event loop threads; default one per core.
         public var eventLoopThreads = System.coreCount
+        /// Told about each TLS connection whose handshake failed (the client's address and
+        /// why: an untrusted or missing client certificate, no ALPN "h2", a plaintext client);
+        /// the connection is closed and the server carries on. Default: a line on standard error.
+        public var onTLSHandshakeFailure: (@Sendable (_ peer: String, _ error: TLSError) -> Void)? = { peer, error in
+            logToStandardError("pitlane: TLS handshake with \(peer) failed: \(error)")
+        }
 
         public init() {}
 
@@ -87,13 +96,17 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     }
 
     public let address: Address
+    public let security: Security
     public let config: Config
     private let state = Mutex(State())
     private let accepted: AsyncStream<Accepted>
     private let acceptor: AsyncStream<Accepted>.Continuation
 
-    public init(address: Address, config: Config = .defaults) {
+    /// A transport for `address`. Certificate and key files are read in `listen`, which throws
+    /// a ``TLSError`` when they are missing or invalid.
+    public init(address: Address, security: Security = .plaintext, config: Config = .defaults) {
         self.address = address
+        self.security = security
         self.config = config
         (accepted, acceptor) = AsyncStream.makeStream()
     }
@@ -118,7 +131,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let loops = try EventLoopGroup(threads: config.eventLoopThreads)
         let listener: Socket
         let bound: SocketAddress
+        let tls: TLSContext?
         do {
+            if case .tls(let tlsConfig) = security {
+                tls = try TLSContext.server(tlsConfig)
+            } else {
+                tls = nil
+            }
             listener = try Socket.listen(on: address.socketAddress(), backlog: 256)
             bound = try listener.localAddress
         } catch {
@@ -130,7 +149,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
-        let acceptor = Acceptor(transport: self, listener: listener, loop: loops.next(), loops: loops)
+        let acceptor = Acceptor(transport: self, listener: listener, loop: loops.next(), loops: loops, tls: tls)
         let waiters = state.withLock { state in
             state.acceptor = acceptor
             state.loops = loops
@@ -171,10 +190,17 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         if done { acceptor.finish() }
     }
 
-    fileprivate func adopt(_ socket: Socket, on loop: EventLoop) {
+    fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
+        let engine: TLSEngine?
+        do {
+            engine = try tls?.makeEngine()
+        } catch {
+            config.onTLSHandshakeFailure?(peer, error)
+            return socket.close()
+        }
         let connection = HTTP2ServerConnection(
-            socket: socket, loop: loop, config: config, peer: peer,
+            socket: socket, loop: loop, config: config, peer: peer, tls: engine,
             accept: { [acceptor] stream, context, cancellation in
                 if case .enqueued = acceptor.yield(Accepted(stream: stream, context: context, cancellation: cancellation)) {
                     return true
@@ -211,12 +237,15 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let listener: Socket
         let loop: EventLoop
         let loops: EventLoopGroup
+        /// nil for plaintext.
+        let tls: TLSContext?
 
-        init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup) {
+        init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup, tls: TLSContext?) {
             self.transport = transport
             self.listener = listener
             self.loop = loop
             self.loops = loops
+            self.tls = tls
         }
 
         func start() throws {
@@ -225,7 +254,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         func readable() {
             while let socket = try? listener.accept() {
-                transport.adopt(socket, on: loops.next())
+                transport.adopt(socket, on: loops.next(), tls: tls)
             }
         }
 
@@ -241,8 +270,18 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 }
 
 extension ServerTransport where Self == HTTP2ServerTransport {
-    /// gRPC over HTTP/2, plaintext, on `address`.
-    public static func http2(address: HTTP2ServerTransport.Address, config: HTTP2ServerTransport.Config = .defaults) -> Self {
-        HTTP2ServerTransport(address: address, config: config)
+    /// gRPC over HTTP/2 on `address`, plaintext unless `security` says TLS.
+    public static func http2(
+        address: HTTP2ServerTransport.Address,
+        security: HTTP2ServerTransport.Security = .plaintext,
+        config: HTTP2ServerTransport.Config = .defaults
+    ) -> Self {
+        HTTP2ServerTransport(address: address, security: security, config: config)
     }
+}
+
+/// One line on standard error, written whole.
+func logToStandardError(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)
 }
