@@ -63,6 +63,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         var connections: [ObjectIdentifier: HTTP2ServerConnection] = [:]
         var shuttingDown = false
         var boundAddress: SocketAddress?
+        /// Why `listen` failed, for callers of `listeningAddress` that come later.
+        var listenFailure: (any Error)?
         var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
     }
 
@@ -115,12 +117,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     public var listeningAddress: SocketAddress {
         get async throws {
             try await withCheckedThrowingContinuation { continuation in
-                let bound = state.withLock { state -> SocketAddress? in
-                    if let bound = state.boundAddress { return bound }
+                let known = state.withLock { state -> Result<SocketAddress, any Error>? in
+                    if let bound = state.boundAddress { return .success(bound) }
+                    if let failure = state.listenFailure { return .failure(failure) }
                     state.addressWaiters.append(continuation)
                     return nil
                 }
-                if let bound { continuation.resume(returning: bound) }
+                if let known { continuation.resume(with: known) }
             }
         }
     }
@@ -144,6 +147,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             loops.shutdownInBackground()
             let waiters = state.withLock { state in
                 defer { state.addressWaiters = [] }
+                state.listenFailure = error
                 return state.addressWaiters
             }
             for waiter in waiters { waiter.resume(throwing: error) }
