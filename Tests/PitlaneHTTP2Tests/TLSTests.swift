@@ -234,6 +234,27 @@ struct TLSTests {
                 let accepted = try await runProcess(GRPCPeerTests.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", "http/1.1,h2"]).output
                 #expect(accepted.hasPrefix("accepted h2"), "\(accepted)")
                 #expect(failures.value.count == 2, "\(failures.value)")
+                #expect(failures.value.allSatisfy { if case .http2NotNegotiated = $0 { true } else { false } }, "\(failures.value)")
+            }
+        }
+    }
+
+    @Test("a server that never answers the handshake fails the RPC with .unavailable after the handshake timeout")
+    func silentServer() async throws {
+        try await withTestCertificates { certificates in
+            // A listener nobody accepts from: TCP connects, and then nothing ever answers.
+            let silent = try Socket.listen(on: .ipv4("127.0.0.1", port: 0))
+            defer { silent.close() }
+            var config = HTTP2ClientTransport.Config.defaults
+            config.tlsHandshakeTimeout = .milliseconds(200)
+            let transport = try HTTP2ClientTransport(
+                target: .ipv4(host: "127.0.0.1", port: try #require(try silent.localAddress.port)),
+                security: .tls(.init(trustRootsPath: certificates.caPath)), config: config
+            )
+            try await withGRPCClient(transport: transport) { client in
+                let error = await #expect(throws: RPCError.self) { try await Echo(wrapping: client).get(EchoRequest()) }
+                #expect(error?.code == .unavailable)
+                #expect(error?.message.contains("TLS handshake did not complete") == true, "\(String(describing: error))")
             }
         }
     }

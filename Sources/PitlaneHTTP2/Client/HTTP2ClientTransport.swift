@@ -65,6 +65,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var backoff = Backoff()
         /// Event loop threads. Default 1.
         public var eventLoopThreads = 1
+        /// TLS: how long the handshake, and the server's first SETTINGS after it, may take
+        /// before the connection attempt fails with `.unavailable`. Default 20 s.
+        public var tlsHandshakeTimeout: Duration = .seconds(20)
         /// Client keepalive: PING after `time` and drop the connection when no ACK comes
         /// within `timeout`. Default nil: no pings, as in gRPC.
         public var keepalive: Keepalive?

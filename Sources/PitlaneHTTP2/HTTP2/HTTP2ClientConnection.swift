@@ -11,7 +11,9 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// The connection's lifecycle.
     enum Phase {
         case connecting
-        /// TLS: connected, handshake running.
+        /// TLS: connected; the handshake runs, then the client waits for the server's
+        /// SETTINGS, the first sign that the server accepted it (with TLS 1.3 a server
+        /// rejects a client certificate only after the client's handshake is done).
         case handshaking
         case ready
         /// GOAWAY received or sent: open streams finish, no new ones.
@@ -74,18 +76,32 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
         guard pump.isHandshaking else { return ready() }
         phase = .handshaking
+        let timeout = config.tlsHandshakeTimeout
+        _ = loop.scheduleTimer(after: timeout) { [weak self] in
+            guard let self, self.phase == .handshaking else { return }
+            self.close(RPCError(code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"))
+        }
         // Reading advances the handshake with what is at hand: at first nothing, which makes
         // the ClientHello; the flush that follows sends it.
         readable()
     }
 
-    private func ready() {
-        phase = .ready
-        usable.store(true, ordering: .releasing)
+    /// Queues the client's preface (nghttp2 sends the magic first) and SETTINGS.
+    private func startSession() {
         session.submitSettings([
             (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
         ])
+    }
+
+    func sessionReceivedSettings() {
+        if phase == .handshaking { ready() }
+    }
+
+    private func ready() {
+        if phase == .connecting { startSession() }
+        phase = .ready
+        usable.store(true, ordering: .releasing)
         onConnect?(.success(()))
         onConnect = nil
         scheduleKeepalive()
@@ -132,7 +148,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         case .drained:
             flush()
         case .handshakeCompleted:
-            ready()
+            startSession()
+            flush()
             readable()
         case .endOfStream where phase == .handshaking:
             close(RPCError(code: .unavailable, message: "cannot connect to \(authority): the server closed the connection during the TLS handshake"))

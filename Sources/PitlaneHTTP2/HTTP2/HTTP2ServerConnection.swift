@@ -106,8 +106,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         case .endOfStream:
             close()
         case .failed(let error):
-            if let error = error as? TLSError, case .handshakeFailed = error { config.onTLSHandshakeFailure?(peer, error) }
-            if let error = error as? TLSError, case .http2NotNegotiated = error { config.onTLSHandshakeFailure?(peer, error) }
+            if let failure = error as? TLSError, failure.isHandshakeFailure { config.onTLSHandshakeFailure?(peer, failure) }
             // A protocol error leaves a GOAWAY (TLS: an alert) queued that says why: send it, then close.
             flush()
             close()
@@ -235,6 +234,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
+
+    func sessionReceivedSettings() {}
 
     /// gRPC's ping policy: a client may not ping more often than the configured interval;
     /// after `maxPingStrikes` early pings it is told "too_many_pings" and disconnected.

@@ -141,12 +141,13 @@ final class TLSContext: @unchecked Sendable {
 private let alpnHTTP2: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
 
 /// The server's ALPN choice: "h2" when the client offers it; otherwise the handshake fails
-/// with a `no_application_protocol` alert.
+/// with a `no_application_protocol` alert, and the engine learns what was offered instead.
 private func selectHTTP2(
     _ ssl: OpaquePointer?, _ selected: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ selectedLength: UnsafeMutablePointer<UInt8>?,
     _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ argument: UnsafeMutableRawPointer?
 ) -> Int32 {
     guard let offered, let selected, let selectedLength else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+    var names: [String] = []
     var index = 0
     let end = Int(offeredLength)
     while index < end {
@@ -158,8 +159,10 @@ private func selectHTTP2(
             selectedLength.pointee = 2
             return SSL_TLSEXT_ERR_OK
         }
+        names.append(String(decoding: UnsafeBufferPointer(start: offered + start, count: length), as: UTF8.self))
         index = start + length
     }
+    TLSEngine.owning(ssl)?.alpnRefusal = "the client offered \(names.map { "\"\($0)\"" }.joined(separator: ", ")), not h2"
     return SSL_TLSEXT_ERR_ALERT_FATAL
 }
 
@@ -174,6 +177,7 @@ private func rejectClientHelloWithoutALPN(
         ssl, UInt32(TLSEXT_TYPE_application_layer_protocol_negotiation), &extensionData, &extensionLength
     )
     guard offered == 1 else {
+        TLSEngine.owning(ssl)?.alpnRefusal = "the client offered no ALPN protocol"
         alert?.pointee = Int32(TLS1_AD_NO_APPLICATION_PROTOCOL)
         return SSL_CLIENT_HELLO_ERROR
     }

@@ -76,6 +76,8 @@ final class TLSEngine {
     static let bufferBytes = 64 * 1024
 
     private(set) var state = State.handshaking
+    /// Server: why ALPN refused the client, set by the context's callbacks during the handshake.
+    var alpnRefusal: String?
     private let ssl: OpaquePointer
     /// The connection's end of the BIO pair; OpenSSL owns the other end through `ssl`.
     private let network: OpaquePointer
@@ -93,6 +95,8 @@ final class TLSEngine {
         self.ssl = ssl
         self.network = outer
         self.role = role
+        // The context's callbacks find the engine through the SSL's application data.
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
         switch role {
         case .server:
             SSL_set_accept_state(ssl)
@@ -142,8 +146,18 @@ final class TLSEngine {
             return .failed(.handshakeFailed(reason: "the peer closed the connection (close_notify)"))
         default:
             state = .failed
+            if let refusal = alpnRefusal {
+                ERR_clear_error()
+                return .failed(.http2NotNegotiated(reason: refusal))
+            }
             return .failed(.handshakeFailed(reason: failureReason()))
         }
+    }
+
+    /// The engine of an SSL made by ``TLSContext/makeEngine(serverName:)``, for callbacks.
+    static func owning(_ ssl: OpaquePointer?) -> TLSEngine? {
+        guard let ssl, let engine = SSL_get_ex_data(ssl, 0) else { return nil }
+        return Unmanaged<TLSEngine>.fromOpaque(engine).takeUnretainedValue()
     }
 
     /// Decrypts one record's worth (at most `buffer.count` bytes) of application data.

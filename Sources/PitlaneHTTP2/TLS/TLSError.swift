@@ -38,4 +38,12 @@ public enum TLSError: Error, Hashable, Sendable, CustomStringConvertible {
         case .connectionFailed(let reason): "TLS connection failed: \(reason)"
         }
     }
+
+    /// Whether a handshake failed (rather than the configuration or an established connection).
+    var isHandshakeFailure: Bool {
+        switch self {
+        case .handshakeFailed, .http2NotNegotiated: true
+        default: false
+        }
+    }
 }
