@@ -46,8 +46,9 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// The timer that drops the connection if our PING goes unanswered.
     private var pingTimeout: EventLoop.TimerID?
 
-    /// - Parameter tls: the connection's TLS state, nil for plaintext; the connection is ready
-    ///   (and `start`'s completion runs) once its handshake has completed.
+    /// - Parameter tls: the connection's TLS state, nil for plaintext. With TLS the connection
+    ///   is ready (and `start`'s completion runs) once the handshake has completed and the
+    ///   server's SETTINGS have arrived, within `config.tlsHandshakeTimeout`.
     init(socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config, tls: TLSEngine?,
          onClose: @escaping @Sendable (HTTP2ClientConnection) -> Void) {
         self.socket = socket
@@ -245,7 +246,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?, compression: CompressionAlgorithm?) -> Bool {
         guard phase == .ready else { return false }
         var headers = [
-            (":method", "POST"), (":scheme", pump.tls == nil ? "http" : "https"), (":path", stream.descriptor.path), (":authority", authority),
+            (":method", "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
             ("content-type", "application/grpc"), ("te", "trailers"), ("user-agent", "grpc-swift-pitlane/0.1"),
             ("grpc-accept-encoding", MessageCompression.acceptEncoding),
         ]

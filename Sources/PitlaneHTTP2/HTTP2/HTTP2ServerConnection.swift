@@ -100,7 +100,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             if received > 0 { receivedBytes = true }
             flush()
         case .handshakeCompleted:
-            // The server's SETTINGS go out; the client's preface may already be decrypted-ready.
+            // The server's SETTINGS go out; the client's preface may wait in the engine already.
             flush()
             readable()
         case .endOfStream:

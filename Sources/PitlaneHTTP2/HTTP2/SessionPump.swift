@@ -21,7 +21,7 @@ struct SessionPump {
     }
 
     /// nil for plaintext.
-    let tls: TLSEngine?
+    private let tls: TLSEngine?
     /// Plaintext: output nghttp2 produced that the socket did not take yet. TLS: output the
     /// engine had no room for yet. From `backlogStart` on.
     private var backlog: [UInt8] = []
@@ -40,6 +40,9 @@ struct SessionPump {
     }
 
     private var hasBacklog: Bool { backlogStart < backlog.count }
+
+    /// Whether the bytes pass through TLS.
+    var isSecure: Bool { tls != nil }
 
     /// Whether bytes wait to be written: session output, or (TLS) ciphertext.
     var hasUnsentBytes: Bool { hasBacklog || tls?.hasPendingCiphertext == true }
