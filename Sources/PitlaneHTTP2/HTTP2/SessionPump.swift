@@ -28,7 +28,9 @@ struct SessionPump {
     private var backlogStart = 0
     /// Whether the loop is asked for writability.
     private var wantsWritable = false
-    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Plaintext: what one socket read takes. TLS: what one record decrypts to (16 KiB at
+    /// most); the ciphertext has a buffer of its own in the engine.
+    private var readBuffer: [UInt8]
     /// TLS: reading stopped because the engine's output buffer was full; set again once it
     /// has been written out.
     private var readingWaitsForWrite = false
@@ -37,6 +39,7 @@ struct SessionPump {
 
     init(tls: TLSEngine? = nil) {
         self.tls = tls
+        readBuffer = [UInt8](repeating: 0, count: tls == nil ? 65_536 : 16_384)
     }
 
     private var hasBacklog: Bool { backlogStart < backlog.count }
