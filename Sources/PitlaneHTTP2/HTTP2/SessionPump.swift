@@ -22,8 +22,9 @@ struct SessionPump {
 
     /// nil for plaintext.
     private let tls: TLSEngine?
-    /// Plaintext: output nghttp2 produced that the socket did not take yet. TLS: output the
-    /// engine had no room for yet. From `backlogStart` on.
+    /// Plaintext: output nghttp2 produced that the socket did not take yet. TLS: output
+    /// gathered for the next record, or that the engine had no room for yet. From
+    /// `backlogStart` on.
     private var backlog: [UInt8] = []
     private var backlogStart = 0
     /// Whether the loop is asked for writability.
@@ -163,39 +164,54 @@ struct SessionPump {
     /// until the session has nothing more or the socket is full. Before the handshake
     /// completes only handshake records (and after a failure only the alert) go out.
     /// Returns whether bytes remain for the socket.
+    ///
+    /// Session output is gathered in the backlog to a record's worth before it is encrypted:
+    /// nghttp2 hands out DATA frames of 16,384 + 9 bytes, which taken one by one would each
+    /// make a full record and a 9-byte one.
     private mutating func writeEncrypted(from session: NGHTTP2Session, through tls: TLSEngine, to socket: Socket) throws -> Bool {
         guard try tls.writeCiphertext(to: socket) else { return true }
         guard tls.state == .established else { return false }
         while true {
             var sessionIdle = false
             filling: while true {
-                if hasBacklog {
-                    let start = backlogStart
-                    let taken = try backlog.withUnsafeBytes { try tls.writePlaintext(UnsafeRawBufferPointer(rebasing: $0[start...])) }
-                    try Self.requireProgress(taken, tls)
-                    backlogStart += taken
-                    dropBacklogIfSent()
-                    if hasBacklog { break filling }
-                } else if let output = try session.nextOutput() {
-                    let taken = try tls.writePlaintext(output)
-                    if taken < output.count {
-                        try Self.requireProgress(taken, tls)
-                        backlog.append(contentsOf: output[taken...])
-                        break filling
+                if backlog.count - backlogStart < Self.recordBytes {
+                    compactBacklog()
+                    while backlog.count < Self.recordBytes, let output = try session.nextOutput() {
+                        backlog.append(contentsOf: output)
                     }
-                } else {
+                }
+                guard hasBacklog else {
                     sessionIdle = true
                     break filling
                 }
+                let start = backlogStart
+                let taken = try backlog.withUnsafeBytes { try tls.writePlaintext(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+                guard taken > 0 else {
+                    try Self.requireRoom(tls)
+                    break filling  // the engine's buffer is full: write it out
+                }
+                backlogStart += taken
+                dropBacklogIfSent()
             }
             guard try tls.writeCiphertext(to: socket) else { return true }
             if sessionIdle { return false }
         }
     }
 
+    /// The most plaintext one TLS record carries.
+    private static let recordBytes = 16_384
+
+    /// Moves the unsent part of the backlog to its front, so gathering more cannot grow it
+    /// past a record and a frame.
+    private mutating func compactBacklog() {
+        guard backlogStart > 0 else { return }
+        backlog.removeSubrange(0..<backlogStart)
+        backlogStart = 0
+    }
+
     /// An engine that takes nothing while its buffer is empty would make writing spin.
-    private static func requireProgress(_ taken: Int, _ tls: TLSEngine) throws {
-        if taken == 0 && !tls.hasPendingCiphertext {
+    private static func requireRoom(_ tls: TLSEngine) throws {
+        if !tls.hasPendingCiphertext {
             throw TLSError.connectionFailed(reason: "the TLS engine takes no data with an empty buffer")
         }
     }
