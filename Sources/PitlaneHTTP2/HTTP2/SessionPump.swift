@@ -32,8 +32,8 @@ struct SessionPump {
     /// Plaintext: what one socket read takes. TLS: what one record decrypts to (16 KiB at
     /// most); the ciphertext has a buffer of its own in the engine.
     private var readBuffer: [UInt8]
-    /// TLS: reading stopped because the engine's output buffer was full; set again once it
-    /// has been written out.
+    /// TLS: reading stopped because the engine's output buffer was full (OpenSSL had an
+    /// answer to write); cleared, setting `readingMayResume`, once the buffer is written out.
     private var readingWaitsForWrite = false
     /// Set by `write` when reading that waited may go on; see `takeResumeReading()`.
     private var readingMayResume = false
