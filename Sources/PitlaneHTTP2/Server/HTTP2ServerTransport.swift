@@ -23,7 +23,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         /// Each stream's flow-control window, in bytes: how much a peer may send before the
         /// handler reads, and how much response data queues before the handler waits. Default 64 KiB.
         public var streamWindowBytes = 65_535
-        /// How long a new connection has to send its first bytes. Default 10 s.
+        /// How long a new connection has to send its first bytes; with TLS, to complete the
+        /// handshake and send its first HTTP/2 bytes. Default 10 s.
         public var prefaceTimeout: Duration = .seconds(10)
         /// The shortest interval between client PINGs the server tolerates (gRPC's
         /// `GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS`). A client pinging more
