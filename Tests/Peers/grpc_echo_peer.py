@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Python grpcio (gRPC C-core) as the judge of Pitlane's HTTP/2 transport.
 
-  client --port N --protos DIR
+  client --port N --protos DIR [--tls-ca PEM [--tls-cert PEM --tls-key PEM] [--server-name-override NAME]]
       Calls Pitlane's echo server with every RPC kind, errors, metadata, deadlines and
       unknown methods; prints one line per check ("ok NAME" or "FAIL NAME: why") and a
-      closing "checks: N ok, M failed"; exits non-zero on any failure.
-  server --protos DIR
+      closing "checks: N ok, M failed"; exits non-zero on any failure. With --tls-ca over
+      TLS, trusting that CA (and presenting a client certificate with --tls-cert/--tls-key).
+  server --protos DIR [--tls-cert PEM --tls-key PEM [--tls-ca PEM [--require-client-cert]]]
       Serves the echo service with grpcio (responses compressed with --compress) on
       127.0.0.1 and an ephemeral port, prints
-      "listening PORT", and runs until standard input closes.
+      "listening PORT", and runs until standard input closes. With --tls-cert over TLS,
+      asking for client certificates from --tls-ca (requiring one with --require-client-cert).
 """
 import argparse
 import glob
@@ -35,9 +37,26 @@ def load_echo(proto_dir):
     return importlib.import_module("echo_pb2"), importlib.import_module("echo_pb2_grpc")
 
 
+def read_file(path):
+    with open(path, "rb") as file:
+        return file.read()
+
+
+def make_channel(args):
+    target = f"127.0.0.1:{args.port}"
+    if not args.tls_ca:
+        return grpc.insecure_channel(target)
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=read_file(args.tls_ca),
+        private_key=read_file(args.tls_key) if args.tls_key else None,
+        certificate_chain=read_file(args.tls_cert) if args.tls_cert else None)
+    options = [("grpc.ssl_target_name_override", args.server_name_override)] if args.server_name_override else []
+    return grpc.secure_channel(target, credentials, options=options)
+
+
 def run_client(args):
     pb, rpc = load_echo(args.protos)
-    channel = grpc.insecure_channel(f"127.0.0.1:{args.port}")
+    channel = make_channel(args)
     stub = rpc.EchoStub(channel)
     results = []
 
@@ -201,7 +220,14 @@ def run_server(args):
     compression = {"gzip": grpc.Compression.Gzip, "deflate": grpc.Compression.Deflate}.get(args.compress)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), compression=compression)
     rpc.add_EchoServicer_to_server(Echo(), server)
-    port = server.add_insecure_port("127.0.0.1:0")
+    if args.tls_cert:
+        credentials = grpc.ssl_server_credentials(
+            [(read_file(args.tls_key), read_file(args.tls_cert))],
+            root_certificates=read_file(args.tls_ca) if args.tls_ca else None,
+            require_client_auth=args.require_client_cert)
+        port = server.add_secure_port("127.0.0.1:0", credentials)
+    else:
+        port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     print(f"listening {port}", flush=True)
     sys.stdin.read()
@@ -214,9 +240,17 @@ def main():
     client = commands.add_parser("client")
     client.add_argument("--port", type=int, required=True)
     client.add_argument("--protos", required=True)
+    client.add_argument("--tls-ca", help="use TLS, trusting the CA certificates in this PEM file")
+    client.add_argument("--tls-cert", help="client certificate chain (PEM) for mutual TLS")
+    client.add_argument("--tls-key", help="client private key (PEM) for mutual TLS")
+    client.add_argument("--server-name-override", help="the name expected in the server's certificate")
     server = commands.add_parser("server")
     server.add_argument("--protos", required=True)
     server.add_argument("--compress", choices=["gzip", "deflate"], help="compress every response")
+    server.add_argument("--tls-cert", help="use TLS with this certificate chain (PEM)")
+    server.add_argument("--tls-key", help="the certificate's private key (PEM)")
+    server.add_argument("--tls-ca", help="CA certificates (PEM) client certificates must chain to")
+    server.add_argument("--require-client-cert", action="store_true", help="mutual TLS: require a client certificate")
     args = parser.parse_args()
     run_client(args) if args.command == "client" else run_server(args)
 

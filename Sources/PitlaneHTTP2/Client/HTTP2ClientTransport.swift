@@ -1,11 +1,14 @@
 import PitlaneCore
 import Synchronization
 
-/// gRPC over HTTP/2 for a `GRPCClient`: connects lazily to a target, reconnects with
-/// gRPC's connection backoff after failures, and opens one HTTP/2 stream per RPC attempt.
+/// gRPC over HTTP/2 for a `GRPCClient`: connects lazily to a target, plaintext or TLS,
+/// reconnects with gRPC's connection backoff after failures, and opens one HTTP/2 stream per
+/// RPC attempt.
 ///
 /// ```swift
 /// try await withGRPCClient(transport: .http2(target: .ipv4(host: "127.0.0.1", port: 8080))) { client in ... }
+/// let tls = HTTP2ClientTransport.TLSConfig(trustRootsPath: "ca.pem")
+/// try await withGRPCClient(transport: .http2(target: .dns(host: "example.com", port: 443), security: .tls(tls))) { client in ... }
 /// ```
 public final class HTTP2ClientTransport: ClientTransport {
     /// Where the server is.
@@ -22,6 +25,14 @@ public final class HTTP2ClientTransport: ClientTransport {
             case .ipv6(let host, let port): [try .ipv6(host, port: port)]
             case .dns(let host, let port): try await SocketAddress.resolve(host: host, port: port)
             case .unixDomainSocket(let path): [try .unixDomainSocket(path: path)]
+            }
+        }
+
+        /// The name a TLS client expects in the server's certificate, unless overridden.
+        var host: String {
+            switch self {
+            case .ipv4(let host, _), .ipv6(let host, _), .dns(let host, _): host
+            case .unixDomainSocket: "localhost"
             }
         }
 
@@ -54,6 +65,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var backoff = Backoff()
         /// Event loop threads. Default 1.
         public var eventLoopThreads = 1
+        /// TLS: how long the handshake, and the server's first SETTINGS after it, may take
+        /// before the connection attempt fails with `.unavailable`. Default 20 s.
+        public var tlsHandshakeTimeout: Duration = .seconds(20)
         /// Client keepalive: PING after `time` and drop the connection when no ACK comes
         /// within `timeout`. Default nil: no pings, as in gRPC.
         public var keepalive: Keepalive?
@@ -101,15 +115,29 @@ public final class HTTP2ClientTransport: ClientTransport {
     }
 
     public let target: Target
+    public let security: Security
     public let config: Config
+    /// TLS: the context every connection's engine comes from, and the name they verify.
+    private let tls: (context: TLSContext, serverName: TLSEngine.ServerName)?
     private let serviceConfig: ServiceConfig
     private let loops: EventLoopGroup
     private let state = Mutex(State())
     private let gate = StreamGate(name: "HTTP/2 client transport")
 
-    public init(target: Target, config: Config = .defaults, serviceConfig: ServiceConfig = ServiceConfig()) throws {
+    /// A transport for `target`; nothing connects until the first RPC.
+    ///
+    /// - Throws: a ``TLSError`` when TLS files are missing or invalid.
+    public init(
+        target: Target, security: Security = .plaintext, config: Config = .defaults, serviceConfig: ServiceConfig = ServiceConfig()
+    ) throws {
         self.target = target
+        self.security = security
         self.config = config
+        if case .tls(let tlsConfig) = security {
+            tls = (try TLSContext.client(tlsConfig), TLSEngine.ServerName(tlsConfig.serverHostnameOverride ?? target.host))
+        } else {
+            tls = nil
+        }
         self.serviceConfig = serviceConfig
         loops = try EventLoopGroup(threads: config.eventLoopThreads, name: "pitlane-client")
     }
@@ -283,8 +311,14 @@ public final class HTTP2ClientTransport: ClientTransport {
         } catch {
             throw RPCError(code: .unavailable, message: "cannot create a socket for \(address): \(error)")
         }
+        let engine: TLSEngine?
+        do {
+            engine = try tls.map { try $0.context.makeEngine(serverName: $0.serverName) }
+        } catch {
+            throw RPCError(code: .unavailable, message: "cannot set up TLS for \(address): \(error)")
+        }
         let connection = HTTP2ClientConnection(
-            socket: socket, loop: loop, authority: target.authority, config: config,
+            socket: socket, loop: loop, authority: target.authority, config: config, tls: engine,
             onClose: { [weak self] connection in self?.forget(connection) }
         )
         let outcome = OneShot<Result<Void, RPCError>>()
@@ -313,8 +347,12 @@ public final class HTTP2ClientTransport: ClientTransport {
 }
 
 extension ClientTransport where Self == HTTP2ClientTransport {
-    /// gRPC over HTTP/2, plaintext, to `target`.
-    public static func http2(target: HTTP2ClientTransport.Target, config: HTTP2ClientTransport.Config = .defaults) throws -> Self {
-        try HTTP2ClientTransport(target: target, config: config)
+    /// gRPC over HTTP/2 to `target`, plaintext unless `security` says TLS.
+    public static func http2(
+        target: HTTP2ClientTransport.Target,
+        security: HTTP2ClientTransport.Security = .plaintext,
+        config: HTTP2ClientTransport.Config = .defaults
+    ) throws -> Self {
+        try HTTP2ClientTransport(target: target, security: security, config: config)
     }
 }

@@ -11,6 +11,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// The connection's lifecycle.
     enum Phase {
         case connecting
+        /// TLS: connected; the handshake runs, then the client waits for the server's
+        /// SETTINGS, the first sign that the server accepted it (with TLS 1.3 a server
+        /// rejects a client certificate only after the client's handshake is done).
+        case handshaking
         case ready
         /// GOAWAY received or sent: open streams finish, no new ones.
         case draining
@@ -24,7 +28,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let session: NGHTTP2Session
     private(set) var phase = Phase.connecting
     private var streams: [Int32: ClientStream] = [:]
-    private var pump = SessionPump()
+    private var pump: SessionPump
     /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
     /// flushes once it is done.
     private var isReceiving = false
@@ -42,9 +46,13 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// The timer that drops the connection if our PING goes unanswered.
     private var pingTimeout: EventLoop.TimerID?
 
-    init(socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config,
+    /// - Parameter tls: the connection's TLS state, nil for plaintext. With TLS the connection
+    ///   is ready (and `start`'s completion runs) once the handshake has completed and the
+    ///   server's SETTINGS have arrived, within `config.tlsHandshakeTimeout`.
+    init(socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config, tls: TLSEngine?,
          onClose: @escaping @Sendable (HTTP2ClientConnection) -> Void) {
         self.socket = socket
+        pump = SessionPump(tls: tls)
         self.loop = loop
         self.authority = authority
         self.config = config
@@ -59,20 +67,42 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             let result = try socket.connect(to: address)
             try loop.register(socket.fileDescriptor, handler: self, readable: result == .connected, writable: result != .connected)
-            if result == .connected { connected() }
+            if result == .connected { socketConnected() }
         } catch {
             fail(RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)"))
         }
     }
 
-    private func connected() {
-        phase = .ready
-        usable.store(true, ordering: .releasing)
+    private func socketConnected() {
+        try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
+        guard pump.isHandshaking else { return ready() }
+        phase = .handshaking
+        let timeout = config.tlsHandshakeTimeout
+        _ = loop.scheduleTimer(after: timeout) { [weak self] in
+            guard let self, self.phase == .handshaking else { return }
+            self.close(RPCError(code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"))
+        }
+        // Reading advances the handshake with what is at hand: at first nothing, which makes
+        // the ClientHello; the flush that follows sends it.
+        readable()
+    }
+
+    /// Queues the client's preface (nghttp2 sends the magic first) and SETTINGS.
+    private func startSession() {
         session.submitSettings([
             (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
         ])
-        try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
+    }
+
+    func sessionReceivedSettings() {
+        if phase == .handshaking { ready() }
+    }
+
+    private func ready() {
+        if phase == .connecting { startSession() }
+        phase = .ready
+        usable.store(true, ordering: .releasing)
         onConnect?(.success(()))
         onConnect = nil
         scheduleKeepalive()
@@ -118,8 +148,17 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         switch outcome {
         case .drained:
             flush()
+        case .handshakeCompleted:
+            startSession()
+            flush()
+            readable()
+        case .endOfStream where phase == .handshaking:
+            close(RPCError(code: .unavailable, message: "cannot connect to \(authority): the server closed the connection during the TLS handshake"))
         case .endOfStream:
             close(RPCError(code: .unavailable, message: "the server closed the connection"))
+        case .failed(let error) where phase == .handshaking:
+            flush()  // the alert that tells the server why
+            close(RPCError(code: .unavailable, message: "cannot connect to \(authority): \(error)"))
         case .failed(let error):
             flush()
             close(RPCError(code: .unavailable, message: "the connection failed: \(error)"))
@@ -130,7 +169,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if phase == .connecting {
             do {
                 try socket.finishConnect()
-                connected()
+                socketConnected()
             } catch {
                 fail(RPCError(code: .unavailable, message: "cannot connect: \(error)"))
             }
@@ -170,6 +209,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         } catch {
             return close(RPCError(code: .unavailable, message: "writing to the connection failed: \(error)"))
         }
+        if pump.takeResumeReading() { loop.execute { [self] in readable() } }
         if !session.isActive || (phase == .draining && streams.isEmpty && !pump.hasUnsentBytes) {
             close(RPCError(code: .unavailable, message: "the connection closed"))
         }
@@ -180,7 +220,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         phase = .closed
         usable.store(false, ordering: .releasing)
         loop.deregister(socket.fileDescriptor)
+        pump.sendCloseNotify(to: socket)
         socket.close()
+        onConnect?(.failure(error))
+        onConnect = nil
         for stream in streams.values { stream.fail(error) }
         streams.removeAll()
         onClose(self)
@@ -203,7 +246,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?, compression: CompressionAlgorithm?) -> Bool {
         guard phase == .ready else { return false }
         var headers = [
-            (":method", "POST"), (":scheme", "http"), (":path", stream.descriptor.path), (":authority", authority),
+            (":method", "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
             ("content-type", "application/grpc"), ("te", "trailers"), ("user-agent", "grpc-swift-pitlane/0.1"),
             ("grpc-accept-encoding", MessageCompression.acceptEncoding),
         ]

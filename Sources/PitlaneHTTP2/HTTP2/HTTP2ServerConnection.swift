@@ -1,8 +1,8 @@
 import CNGHTTP2
 import PitlaneCore
 
-/// One accepted HTTP/2 connection: its socket, its nghttp2 session and its streams, all on
-/// one event loop.
+/// One accepted HTTP/2 connection: its socket, its TLS engine (unless plaintext), its nghttp2
+/// session and its streams, all on one event loop.
 ///
 /// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
 /// threads (handler tasks) reach the connection solely through `loop.execute`.
@@ -18,7 +18,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let accept: Acceptor
     private let onClose: @Sendable (HTTP2ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
-    private var pump = SessionPump()
+    private var pump: SessionPump
     /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
     /// flushes once it is done.
     private var isReceiving = false
@@ -36,9 +36,12 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Since when the connection has had no stream, for `maxConnectionIdle`.
     private var idleSince: ContinuousClock.Instant? = .now
 
-    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
+    /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
+    ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
+    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
          accept: @escaping Acceptor, onClose: @escaping @Sendable (HTTP2ServerConnection) -> Void) {
         self.socket = socket
+        pump = SessionPump(tls: tls)
         self.loop = loop
         self.config = config
         self.peer = peer
@@ -96,10 +99,15 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         case .drained(let received):
             if received > 0 { receivedBytes = true }
             flush()
+        case .handshakeCompleted:
+            // The server's SETTINGS go out; the client's preface may wait in the engine already.
+            flush()
+            readable()
         case .endOfStream:
             close()
-        case .failed:
-            // A protocol error leaves a GOAWAY queued that says why: send it, then close.
+        case .failed(let error):
+            if let failure = error as? TLSError, failure.isHandshakeFailure { config.onTLSHandshakeFailure?(peer, failure) }
+            // A protocol error leaves a GOAWAY (TLS: an alert) queued that says why: send it, then close.
             flush()
             close()
         }
@@ -131,6 +139,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         } catch {
             return close()
         }
+        if pump.takeResumeReading() { loop.execute { [self] in readable() } }
         if !session.isActive || (isDraining && streams.isEmpty && !pump.hasUnsentBytes) { close() }
     }
 
@@ -139,6 +148,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard !isClosed else { return }
         isClosed = true
         loop.deregister(socket.fileDescriptor)
+        pump.sendCloseNotify(to: socket)
         socket.close()
         let lost = RPCError(code: .unavailable, message: "the connection closed")
         for stream in streams.values { end(stream, error: lost) }
@@ -224,6 +234,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
+
+    func sessionReceivedSettings() {}
 
     /// gRPC's ping policy: a client may not ping more often than the configured interval;
     /// after `maxPingStrikes` early pings it is told "too_many_pings" and disconnected.

@@ -14,6 +14,8 @@ protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32)
     /// A PING arrived: a probe from the peer (nghttp2 answers it) or the ACK of ours.
     func sessionReceivedPing(isAck: Bool)
+    /// The peer's SETTINGS arrived (not an ACK of ours); the first is its connection preface.
+    func sessionReceivedSettings()
     /// Fills `buffer` with DATA for `stream`.
     func sessionReadData(stream: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk
 }
@@ -70,6 +72,8 @@ final class NGHTTP2Session {
                 delegate.sessionEndedHeaders(stream: header.stream_id, endStream: endStream)
             case Int(NGHTTP2_DATA.rawValue) where endStream:
                 delegate.sessionEndedData(stream: header.stream_id)
+            case Int(NGHTTP2_SETTINGS.rawValue) where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+                delegate.sessionReceivedSettings()
             case Int(NGHTTP2_PING.rawValue):
                 delegate.sessionReceivedPing(isAck: header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0)
             case Int(NGHTTP2_GOAWAY.rawValue):

@@ -1,27 +1,116 @@
 /// Moves bytes between a socket and an nghttp2 session, for client and server connections
 /// alike: reads until the socket would block, writes until nghttp2 has nothing more or the
 /// socket is full (keeping what it did not take), and says when to wait for writability.
+///
+/// With TLS the bytes pass through a ``TLSEngine`` on the way: the handshake runs first
+/// (nothing of the session moves until it completes), records are decrypted as they arrive,
+/// and the session's output is encrypted into the engine's bounded buffer and written from
+/// there.
 struct SessionPump {
     /// What reading found.
     enum ReadOutcome {
         /// The socket has nothing more for now; `received` bytes went to the session.
         case drained(received: Int)
-        /// The peer closed the connection.
+        /// TLS: the handshake is done and "h2" agreed. Read again: plaintext may be buffered.
+        case handshakeCompleted
+        /// The peer closed the connection (with TLS: close_notify, or the socket's end).
         case endOfStream
-        /// The socket failed, or the peer broke the protocol (nghttp2 then queued a GOAWAY).
+        /// The socket failed, TLS failed (a ``TLSError``), or the peer broke the protocol
+        /// (nghttp2 then queued a GOAWAY).
         case failed(any Error)
     }
 
-    /// Output nghttp2 produced that the socket did not take yet, from `unsentStart` on.
-    private var unsent: [UInt8] = []
-    private var unsentStart = 0
+    /// nil for plaintext.
+    private let tls: TLSEngine?
+    /// Plaintext: output nghttp2 produced that the socket did not take yet. TLS: output
+    /// gathered for the next record, or that the engine had no room for yet. From
+    /// `backlogStart` on.
+    private var backlog: [UInt8] = []
+    private var backlogStart = 0
     /// Whether the loop is asked for writability.
     private var wantsWritable = false
-    private var readBuffer = [UInt8](repeating: 0, count: 65_536)
+    /// Plaintext: what one socket read takes. TLS: what one record decrypts to (16 KiB at
+    /// most); the ciphertext has a buffer of its own in the engine.
+    private var readBuffer: [UInt8]
+    /// TLS: reading stopped because the engine's output buffer was full (OpenSSL had an
+    /// answer to write); cleared, setting `readingMayResume`, once the buffer is written out.
+    private var readingWaitsForWrite = false
+    /// Set by `write` when reading that waited may go on; see `takeResumeReading()`.
+    private var readingMayResume = false
 
-    var hasUnsentBytes: Bool { unsentStart < unsent.count }
+    init(tls: TLSEngine? = nil) {
+        self.tls = tls
+        readBuffer = [UInt8](repeating: 0, count: tls == nil ? 65_536 : 16_384)
+    }
+
+    private var hasBacklog: Bool { backlogStart < backlog.count }
+
+    /// Whether the bytes pass through TLS.
+    var isSecure: Bool { tls != nil }
+
+    /// Whether bytes wait to be written: session output, or (TLS) ciphertext.
+    var hasUnsentBytes: Bool { hasBacklog || tls?.hasPendingCiphertext == true }
+
+    /// Whether a TLS handshake is still running.
+    var isHandshaking: Bool { tls?.state == .handshaking }
+
+    /// True once after a write freed room that a stalled TLS read waited for: the caller
+    /// should read again, since the bytes waiting are inside the engine, not the socket, and
+    /// the loop will not report them.
+    mutating func takeResumeReading() -> Bool {
+        defer { readingMayResume = false }
+        return readingMayResume
+    }
+
+    // MARK: Reading
 
     mutating func read(from socket: Socket, into session: NGHTTP2Session) -> ReadOutcome {
+        guard let tls else { return readPlaintext(from: socket, into: session) }
+        readingWaitsForWrite = false
+        var received = 0
+        do {
+            while true {
+                // First what the engine holds, then more from the socket.
+                switch tls.state {
+                case .handshaking:
+                    switch tls.advanceHandshake() {
+                    case .completed: return .handshakeCompleted
+                    case .needsCiphertext: break
+                    case .needsFlush:
+                        readingWaitsForWrite = true
+                        return .drained(received: received)
+                    case .failed(let error): return .failed(error)
+                    }
+                case .established:
+                    decrypting: while true {
+                        switch readBuffer.withUnsafeMutableBytes({ tls.readPlaintext(into: $0) }) {
+                        case .bytes(let count):
+                            received += count
+                            try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                        case .needsCiphertext: break decrypting
+                        case .needsFlush:
+                            readingWaitsForWrite = true
+                            return .drained(received: received)
+                        case .closedByPeer: return .endOfStream
+                        case .failed(let error): return .failed(error)
+                        }
+                    }
+                case .closed: return .endOfStream
+                case .failed: return .failed(TLSError.connectionFailed(reason: "the connection failed earlier"))
+                }
+                switch try tls.readCiphertext(from: socket) {
+                case .received: continue
+                case .wouldBlock: return .drained(received: received)
+                case .endOfStream: return .endOfStream
+                case .bufferFull: return .failed(TLSError.connectionFailed(reason: "a record larger than the TLS buffer"))
+                }
+            }
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    private mutating func readPlaintext(from socket: Socket, into session: NGHTTP2Session) -> ReadOutcome {
         var received = 0
         while true {
             do {
@@ -37,25 +126,110 @@ struct SessionPump {
         }
     }
 
+    // MARK: Writing
+
     /// Writes pending output; asks `loop` for writability exactly while bytes remain unsent.
     mutating func write(from session: NGHTTP2Session, to socket: Socket, loop: EventLoop) throws {
-        if hasUnsentBytes {
-            let start = unsentStart
-            unsentStart += try unsent.withUnsafeBytes { try socket.write([UnsafeRawBufferPointer(rebasing: $0[start...])]) } ?? 0
-            // Advance an offset rather than shifting the array: a large backlog drains in O(n).
-            if unsentStart == unsent.count {
-                unsent.removeAll(keepingCapacity: unsent.capacity <= 1 << 20)
-                unsentStart = 0
+        let socketFull: Bool
+        if let tls {
+            socketFull = try writeEncrypted(from: session, through: tls, to: socket)
+            if readingWaitsForWrite && !socketFull {
+                readingWaitsForWrite = false
+                readingMayResume = true
             }
+        } else {
+            socketFull = try writePlaintext(from: session, to: socket)
         }
-        while !hasUnsentBytes, let output = try session.nextOutput() {
+        if socketFull != wantsWritable {
+            wantsWritable = socketFull
+            try loop.setInterest(socket.fileDescriptor, readable: true, writable: socketFull)
+        }
+    }
+
+    /// Returns whether bytes remain for the socket.
+    private mutating func writePlaintext(from session: NGHTTP2Session, to socket: Socket) throws -> Bool {
+        if hasBacklog {
+            let start = backlogStart
+            backlogStart += try backlog.withUnsafeBytes { try socket.write([UnsafeRawBufferPointer(rebasing: $0[start...])]) } ?? 0
+            dropBacklogIfSent()
+        }
+        while !hasBacklog, let output = try session.nextOutput() {
             let written = try socket.write([output]) ?? 0
-            if written < output.count { unsent.append(contentsOf: output[written...]) }
+            if written < output.count { backlog.append(contentsOf: output[written...]) }
         }
-        let needsWritable = hasUnsentBytes
-        if needsWritable != wantsWritable {
-            wantsWritable = needsWritable
-            try loop.setInterest(socket.fileDescriptor, readable: true, writable: needsWritable)
+        return hasBacklog
+    }
+
+    /// Fills the engine's buffer with encrypted session output, writes it out, and again,
+    /// until the session has nothing more or the socket is full. Before the handshake
+    /// completes only handshake records (and after a failure only the alert) go out.
+    /// Returns whether bytes remain for the socket.
+    ///
+    /// Session output is gathered in the backlog to a record's worth before it is encrypted:
+    /// nghttp2 hands out DATA frames of 16,384 + 9 bytes, which taken one by one would each
+    /// make a full record and a 9-byte one.
+    private mutating func writeEncrypted(from session: NGHTTP2Session, through tls: TLSEngine, to socket: Socket) throws -> Bool {
+        guard try tls.writeCiphertext(to: socket) else { return true }
+        guard tls.state == .established else { return false }
+        while true {
+            var sessionIdle = false
+            filling: while true {
+                if backlog.count - backlogStart < Self.recordBytes {
+                    compactBacklog()
+                    while backlog.count < Self.recordBytes, let output = try session.nextOutput() {
+                        backlog.append(contentsOf: output)
+                    }
+                }
+                guard hasBacklog else {
+                    sessionIdle = true
+                    break filling
+                }
+                let start = backlogStart
+                let taken = try backlog.withUnsafeBytes { try tls.writePlaintext(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+                guard taken > 0 else {
+                    try Self.requireRoom(tls)
+                    break filling  // the engine's buffer is full: write it out
+                }
+                backlogStart += taken
+                dropBacklogIfSent()
+            }
+            guard try tls.writeCiphertext(to: socket) else { return true }
+            if sessionIdle { return false }
         }
+    }
+
+    /// The most plaintext one TLS record carries.
+    private static let recordBytes = 16_384
+
+    /// Moves the unsent part of the backlog to its front, so gathering more cannot grow it
+    /// past a record and a frame.
+    private mutating func compactBacklog() {
+        guard backlogStart > 0 else { return }
+        backlog.removeSubrange(0..<backlogStart)
+        backlogStart = 0
+    }
+
+    /// An engine that takes nothing while its buffer is empty would make writing spin.
+    private static func requireRoom(_ tls: TLSEngine) throws {
+        if !tls.hasPendingCiphertext {
+            throw TLSError.connectionFailed(reason: "the TLS engine takes no data with an empty buffer")
+        }
+    }
+
+    private mutating func dropBacklogIfSent() {
+        // Advance an offset rather than shifting the array: a large backlog drains in O(n).
+        guard backlogStart == backlog.count else { return }
+        backlog.removeAll(keepingCapacity: backlog.capacity <= 1 << 20)
+        backlogStart = 0
+    }
+
+    // MARK: Closing
+
+    /// TLS: queues close_notify and writes it as far as the socket takes it now; nothing
+    /// for plaintext, or when the handshake did not complete.
+    func sendCloseNotify(to socket: Socket) {
+        guard let tls, tls.state == .established || tls.state == .closed else { return }
+        tls.shutdown()
+        _ = try? tls.writeCiphertext(to: socket)
     }
 }

@@ -1,11 +1,14 @@
+import Glibc
 import PitlaneCore
 import Synchronization
 
-/// gRPC over HTTP/2 for a `GRPCServer`: listens on a TCP or Unix socket, spreads connections
-/// over event loops, and hands each RPC to the server as a stream.
+/// gRPC over HTTP/2 for a `GRPCServer`: listens on a TCP or Unix socket, plaintext or TLS,
+/// spreads connections over event loops, and hands each RPC to the server as a stream.
 ///
 /// ```swift
 /// let server = GRPCServer(transport: .http2(address: .ipv4(host: "127.0.0.1", port: 8080)), services: [Service()])
+/// let tls = HTTP2ServerTransport.TLSConfig(certificateChainPath: "server.pem", privateKeyPath: "server.key")
+/// let secure = GRPCServer(transport: .http2(address: .ipv4(host: "0.0.0.0", port: 443), security: .tls(tls)), services: [Service()])
 /// ```
 public final class HTTP2ServerTransport: ListeningServerTransport {
     /// Limits and timing; every value documented with its default.
@@ -20,7 +23,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         /// Each stream's flow-control window, in bytes: how much a peer may send before the
         /// handler reads, and how much response data queues before the handler waits. Default 64 KiB.
         public var streamWindowBytes = 65_535
-        /// How long a new connection has to send its first bytes. Default 10 s.
+        /// How long a new connection has to send its first bytes; with TLS, to complete the
+        /// handshake and send its first HTTP/2 bytes. Default 10 s.
         public var prefaceTimeout: Duration = .seconds(10)
         /// The shortest interval between client PINGs the server tolerates (gRPC's
         /// `GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS`). A client pinging more
@@ -42,6 +46,12 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var responseCompression: CompressionAlgorithm?
         /// Event loop threads; default one per core.
         public var eventLoopThreads = System.coreCount
+        /// Told about each TLS connection whose handshake failed (the client's address and
+        /// why: an untrusted or missing client certificate, no ALPN "h2", a plaintext client);
+        /// the connection is closed and the server carries on. Default: a line on standard error.
+        public var onTLSHandshakeFailure: (@Sendable (_ peer: String, _ error: TLSError) -> Void)? = { peer, error in
+            logToStandardError("pitlane: TLS handshake with \(peer) failed: \(error)")
+        }
 
         public init() {}
 
@@ -54,6 +64,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         var connections: [ObjectIdentifier: HTTP2ServerConnection] = [:]
         var shuttingDown = false
         var boundAddress: SocketAddress?
+        /// Why `listen` failed, for callers of `listeningAddress` that come later.
+        var listenFailure: (any Error)?
         var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
     }
 
@@ -87,13 +99,17 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     }
 
     public let address: Address
+    public let security: Security
     public let config: Config
     private let state = Mutex(State())
     private let accepted: AsyncStream<Accepted>
     private let acceptor: AsyncStream<Accepted>.Continuation
 
-    public init(address: Address, config: Config = .defaults) {
+    /// A transport for `address`. Certificate and key files are read in `listen`, which throws
+    /// a ``TLSError`` when they are missing or invalid.
+    public init(address: Address, security: Security = .plaintext, config: Config = .defaults) {
         self.address = address
+        self.security = security
         self.config = config
         (accepted, acceptor) = AsyncStream.makeStream()
     }
@@ -102,12 +118,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     public var listeningAddress: SocketAddress {
         get async throws {
             try await withCheckedThrowingContinuation { continuation in
-                let bound = state.withLock { state -> SocketAddress? in
-                    if let bound = state.boundAddress { return bound }
+                let known = state.withLock { state -> Result<SocketAddress, any Error>? in
+                    if let bound = state.boundAddress { return .success(bound) }
+                    if let failure = state.listenFailure { return .failure(failure) }
                     state.addressWaiters.append(continuation)
                     return nil
                 }
-                if let bound { continuation.resume(returning: bound) }
+                if let known { continuation.resume(with: known) }
             }
         }
     }
@@ -118,19 +135,26 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let loops = try EventLoopGroup(threads: config.eventLoopThreads)
         let listener: Socket
         let bound: SocketAddress
+        let tls: TLSContext?
         do {
+            if case .tls(let tlsConfig) = security {
+                tls = try TLSContext.server(tlsConfig)
+            } else {
+                tls = nil
+            }
             listener = try Socket.listen(on: address.socketAddress(), backlog: 256)
             bound = try listener.localAddress
         } catch {
             loops.shutdownInBackground()
             let waiters = state.withLock { state in
                 defer { state.addressWaiters = [] }
+                state.listenFailure = error
                 return state.addressWaiters
             }
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
-        let acceptor = Acceptor(transport: self, listener: listener, loop: loops.next(), loops: loops)
+        let acceptor = Acceptor(transport: self, listener: listener, loop: loops.next(), loops: loops, tls: tls)
         let waiters = state.withLock { state in
             state.acceptor = acceptor
             state.loops = loops
@@ -171,10 +195,17 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         if done { acceptor.finish() }
     }
 
-    fileprivate func adopt(_ socket: Socket, on loop: EventLoop) {
+    fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
+        let engine: TLSEngine?
+        do {
+            engine = try tls?.makeEngine()
+        } catch {
+            config.onTLSHandshakeFailure?(peer, error)
+            return socket.close()
+        }
         let connection = HTTP2ServerConnection(
-            socket: socket, loop: loop, config: config, peer: peer,
+            socket: socket, loop: loop, config: config, peer: peer, tls: engine,
             accept: { [acceptor] stream, context, cancellation in
                 if case .enqueued = acceptor.yield(Accepted(stream: stream, context: context, cancellation: cancellation)) {
                     return true
@@ -211,12 +242,15 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let listener: Socket
         let loop: EventLoop
         let loops: EventLoopGroup
+        /// nil for plaintext.
+        let tls: TLSContext?
 
-        init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup) {
+        init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup, tls: TLSContext?) {
             self.transport = transport
             self.listener = listener
             self.loop = loop
             self.loops = loops
+            self.tls = tls
         }
 
         func start() throws {
@@ -225,7 +259,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         func readable() {
             while let socket = try? listener.accept() {
-                transport.adopt(socket, on: loops.next())
+                transport.adopt(socket, on: loops.next(), tls: tls)
             }
         }
 
@@ -241,8 +275,18 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 }
 
 extension ServerTransport where Self == HTTP2ServerTransport {
-    /// gRPC over HTTP/2, plaintext, on `address`.
-    public static func http2(address: HTTP2ServerTransport.Address, config: HTTP2ServerTransport.Config = .defaults) -> Self {
-        HTTP2ServerTransport(address: address, config: config)
+    /// gRPC over HTTP/2 on `address`, plaintext unless `security` says TLS.
+    public static func http2(
+        address: HTTP2ServerTransport.Address,
+        security: HTTP2ServerTransport.Security = .plaintext,
+        config: HTTP2ServerTransport.Config = .defaults
+    ) -> Self {
+        HTTP2ServerTransport(address: address, security: security, config: config)
     }
+}
+
+/// One line on standard error, written whole.
+func logToStandardError(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)
 }
