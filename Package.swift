@@ -103,7 +103,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftKartTests",
-            dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server"]
+            dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server", "swiftkart"]
         ),
         .testTarget(
             name: "SeedPortTests",

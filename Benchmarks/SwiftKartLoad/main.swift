@@ -76,6 +76,18 @@ func residentKiB(of pid: Int) -> Int {
     return 0
 }
 
+/// CPU seconds a process has used (user + system), from /proc/PID/stat.
+func cpuSeconds(of pid: Int32) -> Double {
+    guard let file = fopen("/proc/\(pid)/stat", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 1024)
+    guard fgets(&line, 1024, file) != nil else { return 0 }
+    let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let fields = text[text.index(after: text.lastIndex(of: ")")!)...].split(separator: " ")
+    return (Double(fields[11]) ?? 0) / 100 + (Double(fields[12]) ?? 0) / 100
+}
+
 let histogram = Histogram()
 let clients = try (0..<connectionCount).map { _ in
     GRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port)))
@@ -113,13 +125,16 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             try await Task.sleep(for: .milliseconds(50))
         }
         try await Task.sleep(for: .seconds(1))  // let the ramp settle
+        let cpuBefore = (server: cpuSeconds(of: Int32(serverPID)), load: cpuSeconds(of: getpid()))
         histogram.start()
         try await Task.sleep(for: window)
         let (count, p50, p99) = histogram.stop()
         let rssKiB = residentKiB(of: serverPID)
+        let serverCPU = (cpuSeconds(of: Int32(serverPID)) - cpuBefore.server)
+        let loadCPU = (cpuSeconds(of: getpid()) - cpuBefore.load)
         let perFollower = Double(rssKiB - baselineKiB) / Double(target)
         let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) * 1e-18
-        let line = #"{"followers": \#(target), "p50_ms": \#(p50), "p99_ms": \#(p99), "messages_per_s": \#(Int(Double(count) / seconds)), "server_rss_kib": \#(rssKiB), "kib_per_follower": \#((perFollower * 10).rounded() / 10)}"# + "\n"
+        let line = #"{"followers": \#(target), "p50_ms": \#(p50), "p99_ms": \#(p99), "messages_per_s": \#(Int(Double(count) / seconds)), "server_rss_kib": \#(rssKiB), "kib_per_follower": \#((perFollower * 10).rounded() / 10), "server_cpu": \#((serverCPU / seconds * 100).rounded() / 100), "load_cpu": \#((loadCPU / seconds * 100).rounded() / 100)}"# + "\n"
         _ = line.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
     }
     stopAll.finish()

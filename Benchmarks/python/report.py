@@ -65,12 +65,14 @@ def grpc(rows):
 
 
 def swiftkart(rows):
-    print(f"{'followers':>9} {'p50 ms':>7} {'p99 ms':>7} {'msgs/s':>9} {'expected':>9} {'server RSS':>11} {'KiB/follower':>13}  verdict")
+    print(f"{'followers':>9} {'p50 ms':>7} {'p99 ms':>7} {'msgs/s':>9} {'expected':>9} {'server RSS':>11} {'KiB/follower':>13} "
+          f"{'server CPU':>10} {'load CPU':>9}  verdict")
     for row in rows:
         expected = row["followers"] * 10
         ok = row["p99_ms"] < 100 and row["messages_per_s"] >= 0.95 * expected
         print(f"{row['followers']:>9,} {row['p50_ms']:>7} {row['p99_ms']:>7} {row['messages_per_s']:>9,} {expected:>9,} "
-              f"{row['server_rss_kib'] / 1024:>9.1f} M {row['kib_per_follower']:>13.1f}  {'sustained' if ok else 'NOT sustained'}")
+              f"{row['server_rss_kib'] / 1024:>9.1f} M {row['kib_per_follower']:>13.1f} "
+              f"{row['server_cpu']:>10.2f} {row['load_cpu']:>9.2f}  {'sustained' if ok else 'NOT sustained'}")
     print("target: ≥ 10,000 followers with p99 < 100 ms at 10 Hz; ≤ 8 KiB per follower")
 
 

@@ -8,7 +8,7 @@ import SwiftKart
 
 let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
-                            [--speed 1] [--seed 0] [--max-streams 100]
+                            [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100]
     """
 
 func log(_ message: String) {
@@ -17,7 +17,7 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                         valueOptions: ["host", "port", "unix", "database", "speed", "seed", "max-streams"])
+                                         valueOptions: ["host", "port", "unix", "database", "speed", "seed", "max-streams", "tls-cert", "tls-key"])
     let databasePath = options["database"] ?? "data/swiftkart.sqlite"
     let directory = (databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
@@ -39,7 +39,13 @@ do {
     }
     var config = HTTP2ServerTransport.Config.defaults
     config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
-    let server = GRPCServer(transport: .http2(address: address, config: config),
+    let security: HTTP2ServerTransport.Security
+    switch (options["tls-cert"], options["tls-key"]) {
+    case (nil, nil): security = .plaintext
+    case let (certificate?, key?): security = .tls(.init(certificateChainPath: certificate, privateKeyPath: key))
+    default: throw CommandLineOptions.UsageError(description: "--tls-cert and --tls-key go together")
+    }
+    let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
@@ -57,7 +63,7 @@ do {
         health.setStatus(.serving)
         health.setStatus(.serving, forService: SwiftKartService.descriptor.fullyQualifiedService)
         let races = try database.races(atMost: Int(RaceDB.maximumLimit)).count
-        log("listening on \(listening); database \(databasePath) with \(races) races; race speed ×\(settings.speed)")
+        log("listening on \(listening)\(options["tls-cert"] == nil ? "" : " with TLS"); database \(databasePath) with \(races) races; race speed ×\(settings.speed)")
         FileHandle.standardOutput.write(Data("listening on \(listening)\n".utf8))
         try await group.waitForAll()
     }

@@ -12,6 +12,7 @@ let usage = """
     usage: swiftkart races [--limit N]
            swiftkart follow RACE [--seconds N] [--plain]
     options: --host 127.0.0.1 --port 8080 | --unix PATH
+             --tls [--ca ca.pem] [--server-name NAME]   TLS, verifying the server against ca.pem (or the system roots)
     """
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
@@ -22,7 +23,8 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 let options: CommandLineOptions
 do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: ["host", "port", "unix", "limit", "seconds"], flagOptions: ["plain"])
+                                     valueOptions: ["host", "port", "unix", "limit", "seconds", "ca", "server-name"],
+                                     flagOptions: ["plain", "tls"])
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -36,7 +38,10 @@ if let path = options["unix"] {
     target = host.split(separator: ".").count == 4 && host.allSatisfy({ $0.isNumber || $0 == "." })
         ? .ipv4(host: host, port: port) : .dns(host: host, port: port)
 }
-let manager = ClientManager { try HTTP2ClientTransport(target: target) }
+let security: HTTP2ClientTransport.Security = options.has("tls") || options["ca"] != nil
+    ? .tls(.init(trustRootsPath: options["ca"], serverHostnameOverride: options["server-name"]))
+    : .plaintext
+let manager = ClientManager { try HTTP2ClientTransport(target: target, security: security) }
 let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10); $0.waitForReady = true }
 
 /// The schedule as a table.

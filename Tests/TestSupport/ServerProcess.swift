@@ -1,7 +1,7 @@
 import Foundation
 
 /// A server executable run for the length of a test: started, its port read from the first
-/// line it prints ("listening on ipv4:127.0.0.1:PORT"), stopped with a signal. Blocking pipe
+/// line it prints ("listening on ipv4:127.0.0.1:PORT", or "listening PORT"), stopped with a signal. Blocking pipe
 /// work runs on dedicated threads; the server's standard error goes to a file for messages.
 public final class ServerProcess: @unchecked Sendable {
     public let port: Int
@@ -40,10 +40,12 @@ public final class ServerProcess: @unchecked Sendable {
                 line.append(character)
             }
             let text = String(decoding: line, as: UTF8.self)
-            guard let port = text.split(whereSeparator: { $0 == ":" || $0 == " " }).last.flatMap({ Int($0) }) else {
+            guard text.hasPrefix("listening") else {
                 process.terminate()
                 throw StartFailure(description: "unexpected first line from \(executable): \(text)")
             }
+            // 0 for an address without a port (a Unix socket).
+            let port = text.split(whereSeparator: { $0 == ":" || $0 == " " }).last.flatMap { Int($0) } ?? 0
             return ServerProcess(process: process, port: port, errorLog: errorLog)
         }
     }

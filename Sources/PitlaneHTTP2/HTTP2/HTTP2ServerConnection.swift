@@ -26,6 +26,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// once the current one is done.
     private var isFlushing = false
     private var flushAgain = false
+    /// A flush is queued on the loop (`scheduleFlush`).
+    private var flushScheduled = false
     private var isClosed = false
     /// After GOAWAY: close once the last stream ends.
     private var isDraining = false
@@ -368,14 +370,25 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         headers += metadata.headerFields
         try? session.submitResponse(stream: id, headers: headers, hasBody: true)
         forgivePings()
-        flush()
+        scheduleFlush()
     }
 
     func queueData(stream id: Int32, framed: [UInt8]) {
         guard let stream = streams[id] else { return }
         stream.pendingData.append(framed)
         resumeIfDeferred(stream)
-        flush()
+        scheduleFlush()
+    }
+
+    /// Flushes after the tasks queued so far have run: responses that many handlers write at
+    /// the same moment (a race tick to every follower) leave in one socket write, not one each.
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        loop.execute { [self] in
+            flushScheduled = false
+            flush()
+        }
     }
 
     func sendStatus(stream id: Int32, status: Status, trailers: Metadata) {
@@ -397,7 +410,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             try? session.submitResponse(stream: stream.id, headers: headers, hasBody: false)
         }
         stream.phase = .closing
-        flush()
+        scheduleFlush()
     }
 
     /// The handler ended without a status (it was cancelled): reset the stream.

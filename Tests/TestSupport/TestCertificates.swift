@@ -1,30 +1,29 @@
 import Foundation
-import TestSupport
 
 /// Certificates for TLS tests, made with the `openssl` command in a temporary directory: a CA,
 /// a server certificate it signed (for DNS:localhost and IP:127.0.0.1), a client certificate
 /// it signed, and a second CA that nobody trusts with a client certificate of its own. No key
 /// is committed; each test makes its own.
-struct TestCertificates: Sendable {
-    let directory: String
+public struct TestCertificates: Sendable {
+    public let directory: String
 
-    var caPath: String { "\(directory)/ca.pem" }
-    var serverCertificatePath: String { "\(directory)/server.pem" }
-    var serverKeyPath: String { "\(directory)/server.key" }
-    var clientCertificatePath: String { "\(directory)/client.pem" }
-    var clientKeyPath: String { "\(directory)/client.key" }
+    public var caPath: String { "\(directory)/ca.pem" }
+    public var serverCertificatePath: String { "\(directory)/server.pem" }
+    public var serverKeyPath: String { "\(directory)/server.key" }
+    public var clientCertificatePath: String { "\(directory)/client.pem" }
+    public var clientKeyPath: String { "\(directory)/client.key" }
     /// A CA that signed neither the server's nor the client's certificate.
-    var untrustedCAPath: String { "\(directory)/untrusted-ca.pem" }
+    public var untrustedCAPath: String { "\(directory)/untrusted-ca.pem" }
     /// A client certificate signed by the untrusted CA.
-    var strangerCertificatePath: String { "\(directory)/stranger.pem" }
-    var strangerKeyPath: String { "\(directory)/stranger.key" }
+    public var strangerCertificatePath: String { "\(directory)/stranger.pem" }
+    public var strangerKeyPath: String { "\(directory)/stranger.key" }
 
-    struct OpenSSLFailure: Error, CustomStringConvertible {
-        let description: String
+    public struct OpenSSLFailure: Error, CustomStringConvertible {
+        public let description: String
     }
 
     /// Makes every file in `directory`.
-    static func make(in directory: String) async throws -> TestCertificates {
+    public static func make(in directory: String) async throws -> TestCertificates {
         let certificates = TestCertificates(directory: directory)
         try certificates.writeConfigurations()
         try await certificates.makeCA("ca", name: "Pitlane Test CA")
@@ -97,7 +96,7 @@ struct TestCertificates: Sendable {
 }
 
 /// Runs `body` with fresh certificates in a temporary directory, removed afterwards.
-func withTestCertificates<T>(_ body: (TestCertificates) async throws -> T) async throws -> T {
+public func withTestCertificates<T>(_ body: (TestCertificates) async throws -> T) async throws -> T {
     try await withTemporaryDirectory { directory in
         try await body(try await TestCertificates.make(in: directory))
     }
