@@ -75,6 +75,7 @@ func follow(raceName: String, seconds: Int?, plain: Bool) async throws {
 
     // Each value is the leaderboard's visibility; each becomes a request on the open stream.
     let (subscriptions, subscription) = AsyncStream.makeStream(of: Bool.self)
+    let stoppedByUser = Locked(false)
     subscription.yield(!interactive)
     if interactive {
         terminal.enterKeyMode()
@@ -82,7 +83,9 @@ func follow(raceName: String, seconds: Int?, plain: Bool) async throws {
             for await key in Terminal.keys() {
                 switch key {
                 case UInt8(ascii: "l"): subscription.yield(view.withLock { $0.showLeaderboard.toggle(); return $0.showLeaderboard })
-                case UInt8(ascii: "q"): subscription.finish()
+                case UInt8(ascii: "q"):
+                    stoppedByUser.withLock { $0 = true }
+                    subscription.finish()
                 default: break
                 }
             }
@@ -91,6 +94,7 @@ func follow(raceName: String, seconds: Int?, plain: Bool) async throws {
     if let seconds {
         Task.detached {
             try? await Task.sleep(for: .seconds(seconds))
+            stoppedByUser.withLock { $0 = true }
             subscription.finish()  // half-close: the server ends the RPC
         }
     }
@@ -127,7 +131,7 @@ func follow(raceName: String, seconds: Int?, plain: Bool) async throws {
         }
     }
     terminal.restore()
-    print(view.withLock { $0.standings.isEmpty ? "stopped following \(race.name)" : "final standings shown above: \(race.name)" })
+    print(stoppedByUser.withLock { $0 } ? "stopped following \(race.name)" : "\(race.name) is over")
 }
 
 /// A value shared between the key reader and the response loop.
