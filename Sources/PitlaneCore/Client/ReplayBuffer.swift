@@ -91,6 +91,10 @@ final class ReplayBuffer<Element: Sendable>: Sendable {
     func element(at index: Int) async throws -> Element? {
         while true {
             let (next, producer): (Next, CheckedContinuation<Void, Never>?) = state.withLock { state in
+                // Trimmed away: another attempt was committed and this one is being cancelled.
+                guard index >= state.firstIndex else {
+                    return (.end(.failure(RPCError(code: .cancelled, message: "another attempt was committed"))), nil)
+                }
                 state.newestReaderIndex = index
                 if index - state.firstIndex < state.elements.count {
                     let element = state.elements[index - state.firstIndex].0

@@ -49,28 +49,30 @@ enum ServerRPCExecutor {
         case cancelled
     }
 
-    /// Runs the handler; past the context's deadline it is cancelled and the RPC fails.
+    /// Runs the handler; past the context's deadline it is cancelled and the RPC fails. Without
+    /// a deadline the handler runs in the RPC's own task; with one, beside a timer task.
     private static func runUntilDeadline(
         _ context: ServerContext, _ body: @escaping @Sendable () async -> (Status, Metadata)
     ) async -> Outcome {
-        await withTaskGroup(of: Outcome?.self) { group in
+        // Either way, waiters on `context.cancellation` are released once the handler is done.
+        defer { context.cancellation.raise() }
+        guard let deadline = context.deadline else {
+            let result = await body()
+            return Task.isCancelled ? .cancelled : .finished(result)
+        }
+        return await withTaskGroup(of: Outcome?.self) { group in
             group.addTask { .finished(await body()) }
-            if let deadline = context.deadline {
-                group.addTask {
-                    do {
-                        try await Task.sleep(until: deadline, clock: .continuous)
-                        return .deadlineExceeded
-                    } catch {
-                        return nil
-                    }
+            group.addTask {
+                do {
+                    try await Task.sleep(until: deadline, clock: .continuous)
+                    return .deadlineExceeded
+                } catch {
+                    return nil
                 }
             }
-            defer {
-                group.cancelAll()
-                context.cancellation.cancel()
-            }
+            defer { group.cancelAll() }
             guard let first = await group.next() ?? nil else { return .cancelled }
-            if case .deadlineExceeded = first { context.cancellation.cancel() }
+            if case .deadlineExceeded = first { context.cancellation.raise() }
             if Task.isCancelled { return .cancelled }
             return first
         }

@@ -10,13 +10,28 @@ public final class RPCCancellationHandle: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The task `run` is running, while it runs: `cancel()` cancels it. Guarded by its own lock
+    /// because cancelling a task runs its cancellation handlers, and those may `wait()` here.
+    private let runningTask = Mutex<RunningTask?>(nil)
+
+    /// `run`'s task. Only used under `runningTask`'s lock, while `run` is inside `body`.
+    private struct RunningTask: @unchecked Sendable {
+        let task: UnsafeCurrentTask
+    }
 
     public init() {}
 
     public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
-    /// Raises the signal; later calls do nothing.
+    /// Raises the signal and cancels the task inside `run`, if any; later calls do nothing more.
     public func cancel() {
+        raise()
+        runningTask.withLock { $0?.task.cancel() }
+    }
+
+    /// Raises the signal without cancelling `run`'s task: the RPC is over (or past its
+    /// deadline, whose task group cancels the handler itself), and waiters may go.
+    package func raise() {
         let waiters = state.withLock { state in
             state.isCancelled = true
             defer { state.waiters = [:] }
@@ -45,13 +60,16 @@ public final class RPCCancellationHandle: Sendable {
         }
     }
 
-    /// Runs `body`, cancelling its task if the signal is raised before it returns.
-    public func run(_ body: @escaping @Sendable () async -> Void) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await body() }
-            group.addTask { await self.wait() }
-            await group.next()
-            group.cancelAll()
+    /// Runs `body` in the calling task, which `cancel()` cancels until `body` returns. No task
+    /// is created: an RPC costs one task, not three.
+    public func run(_ body: () async -> Void) async {
+        withUnsafeCurrentTask { task in
+            let running = task.map(RunningTask.init)
+            runningTask.withLock { $0 = running }
         }
+        if isCancelled { withUnsafeCurrentTask { $0?.cancel() } }
+        await body()
+        // Cleared under the lock before the task can end, so `cancel()` never sees a stale task.
+        runningTask.withLock { $0 = nil }
     }
 }
