@@ -445,16 +445,16 @@ struct ServerStreamWriter: ClosableRPCWriterProtocol {
         case .metadata(let metadata):
             let compression = self.compression
             try await outbound.enqueue(0) {
-                connection.loop.execute { connection.sendResponseHeaders(stream: stream, metadata: metadata, compression: compression) }
+                onLoop { connection.sendResponseHeaders(stream: stream, metadata: metadata, compression: compression) }
             }
         case .message(let bytes):
             let framed = try MessageFramer.frame(bytes, compression: compression)
             try await outbound.enqueue(framed.count) {
-                connection.loop.execute { connection.queueData(stream: stream, framed: framed) }
+                onLoop { connection.queueData(stream: stream, framed: framed) }
             }
         case .status(let status, let trailers):
             try await outbound.enqueue(0) {
-                connection.loop.execute { connection.sendStatus(stream: stream, status: status, trailers: trailers) }
+                onLoop { connection.sendStatus(stream: stream, status: status, trailers: trailers) }
             }
         }
     }
@@ -463,6 +463,20 @@ struct ServerStreamWriter: ClosableRPCWriterProtocol {
         guard error != nil else { return }
         let connection = self.connection
         let stream = self.stream
-        connection.loop.execute { connection.abandon(stream: stream) }
+        onLoop { connection.abandon(stream: stream) }
+    }
+
+    /// Runs `body` on the connection's loop: right here when the handler already runs there
+    /// (`runsHandlersOnEventLoops`) and nothing it wrote earlier is still on its way, so parts
+    /// stay in order; otherwise as a task queued on the loop.
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        if connection.loop.inEventLoop && outbound.hopsInFlight.load(ordering: .acquiring) == 0 {
+            return body()
+        }
+        outbound.hopsInFlight.add(1, ordering: .relaxed)
+        connection.loop.execute { [outbound] in
+            body()
+            outbound.hopsInFlight.subtract(1, ordering: .releasing)
+        }
     }
 }

@@ -13,6 +13,8 @@ final class StreamOutbound: Sendable {
 
     private let state = Mutex(State())
     private let highWatermark: Int
+    /// Writes queued on the loop and not yet run there; see `ServerStreamWriter.onLoop`.
+    let hopsInFlight = Atomic(0)
 
     init(highWatermark: Int) {
         self.highWatermark = highWatermark
@@ -25,6 +27,12 @@ final class StreamOutbound: Sendable {
             state.queuedBytes += bytes
         }
         send()
+        // Below the watermark (the usual case) the writer goes on without suspending.
+        let mustWait = try state.withLock { state in
+            if let closed = state.closed { throw closed }
+            return state.queuedBytes > highWatermark
+        }
+        guard mustWait else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let ready: Result<Void, any Error>? = state.withLock { state in

@@ -46,6 +46,10 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var responseCompression: CompressionAlgorithm?
         /// Event loop threads; default one per core.
         public var eventLoopThreads = System.coreCount
+        /// Whether handlers run on their connection's event loop (default true): no thread hop
+        /// per message. Set false if handlers block (long computations, blocking I/O), so they
+        /// run on Swift's global executor and never stall the loop's other connections.
+        public var runsHandlersOnEventLoops = true
         /// Told about each TLS connection whose handshake failed (the client's address and
         /// why: an untrusted or missing client certificate, no ALPN "h2", a plaintext client);
         /// the connection is closed and the server carries on. Default: a line on standard error.
@@ -70,6 +74,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     }
 
     private struct Accepted: Sendable {
+        let loop: EventLoop
         let stream: ServerRPCStream
         let context: ServerTransportContext
         let cancellation: RPCCancellationHandle
@@ -168,8 +173,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
         await withDiscardingTaskGroup { group in
+            let onLoops = config.runsHandlersOnEventLoops
             for await rpc in accepted {
-                group.addTask {
+                group.addTask(executorPreference: onLoops ? rpc.loop : nil) {
                     await rpc.cancellation.run { await streamHandler(rpc.stream, rpc.context) }
                 }
             }
@@ -207,7 +213,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let connection = HTTP2ServerConnection(
             socket: socket, loop: loop, config: config, peer: peer, tls: engine,
             accept: { [acceptor] stream, context, cancellation in
-                if case .enqueued = acceptor.yield(Accepted(stream: stream, context: context, cancellation: cancellation)) {
+                if case .enqueued = acceptor.yield(Accepted(loop: loop, stream: stream, context: context, cancellation: cancellation)) {
                     return true
                 }
                 return false

@@ -1,0 +1,13 @@
+/// An event loop runs Swift tasks too: a server runs each RPC's handler on its connection's
+/// loop, so a response travels from the handler to the socket without a thread hop, and many
+/// responses written at once leave in one socket write.
+extension EventLoop: TaskExecutor {
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+
+    public func asUnownedTaskExecutor() -> UnownedTaskExecutor {
+        UnownedTaskExecutor(ordinary: self)
+    }
+}
