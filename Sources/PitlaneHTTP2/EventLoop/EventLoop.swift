@@ -79,7 +79,7 @@ public final class EventLoop: Sendable {
     /// Tasks run in the order they were queued, after the current batch of events and timers.
     /// Once the loop has shut down, `task` is dropped; use ``submit(_:)`` to learn of that.
     public func execute(_ task: @escaping @Sendable () -> Void) {
-        _ = inbox.enqueue(task)
+        _ = inbox.enqueue(task, fromLoop: inEventLoop)
     }
 
     /// Shuts the loop down and returns once its thread has ended. Safe from any thread but the
@@ -115,7 +115,9 @@ public final class EventLoop: Sendable {
 
     private func waitForEvents(_ events: borrowing EpollEventBuffer) -> Int {
         while true {
-            let count = Linux.epollWait(epollFD, events, timeoutMilliseconds: timerTimeoutMilliseconds())
+            // Tasks the loop queued for itself wrote no wake-up: poll, do not sleep.
+            let timeout = inbox.hasTasks ? 0 : timerTimeoutMilliseconds()
+            let count = Linux.epollWait(epollFD, events, timeoutMilliseconds: timeout)
             if count >= 0 { return Int(count) }
             // Only EINTR is possible for a valid epoll set and buffer.
             let error = errno

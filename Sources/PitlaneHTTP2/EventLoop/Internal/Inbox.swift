@@ -33,10 +33,13 @@ final class Inbox: Sendable {
     }
 
     /// Queues `task`; false (and the task is dropped) once the loop has shut down.
-    func enqueue(_ task: @escaping @Sendable () -> Void) -> Bool {
+    /// `fromLoop`: the loop's own thread is queueing, so no wake-up is needed — the loop checks
+    /// `hasTasks` before it waits.
+    func enqueue(_ task: @escaping @Sendable () -> Void, fromLoop: Bool = false) -> Bool {
         let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
             guard case .shutDown = state.lifecycle else {
                 state.tasks.append(task)
+                if fromLoop { return (true, false) }
                 defer { state.wakePending = true }
                 return (true, !state.wakePending)
             }
@@ -45,6 +48,9 @@ final class Inbox: Sendable {
         if mustWake { wake() }
         return accepted
     }
+
+    /// Whether tasks are queued: the loop then polls instead of waiting.
+    var hasTasks: Bool { state.withLock { !$0.tasks.isEmpty } }
 
     /// Moves a running loop to shutting down; false if it was already shutting down or done.
     func beginShutdown() -> Bool {
