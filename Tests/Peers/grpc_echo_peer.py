@@ -23,6 +23,8 @@ import threading
 
 import grpc
 
+from peer_checks import Checks, expect
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PYTHON = sys.executable
@@ -58,18 +60,7 @@ def run_client(args):
     pb, rpc = load_echo(args.protos)
     channel = make_channel(args)
     stub = rpc.EchoStub(channel)
-    results = []
-
-    def check(name, function):
-        try:
-            function()
-            results.append((name, None))
-        except Exception as error:  # a check failing is a result, not a crash
-            results.append((name, f"{type(error).__name__}: {error}"))
-
-    def expect(condition, why):
-        if not condition:
-            raise AssertionError(why)
+    checks = Checks()
 
     def unary():
         expect(stub.Get(pb.EchoRequest(text="hello"), timeout=10).text == "hello", "echo differs")
@@ -161,16 +152,8 @@ def run_client(args):
         ("cancel_after_first_response", cancel_after_first_response),
         ("unary_after_cancel", unary),
     ]:
-        check(name, function)
-    failed = 0
-    for name, problem in results:
-        if problem is None:
-            print(f"ok {name}")
-        else:
-            failed += 1
-            print(f"FAIL {name}: {problem}")
-    print(f"checks: {len(results) - failed} ok, {failed} failed")
-    sys.exit(1 if failed else 0)
+        checks.check(name, function)
+    checks.report_and_exit()
 
 
 def run_server(args):

@@ -16,6 +16,8 @@ import tempfile
 
 import grpc
 
+from peer_checks import Checks, expect
+
 
 def load(proto_dir, name):
     out = tempfile.mkdtemp(prefix="pitlane-swiftkart-")
@@ -37,18 +39,7 @@ def main():
     channel = grpc.insecure_channel(f"127.0.0.1:{args.port}")
     kart = rpc.SwiftKartServiceStub(channel)
     health = health_rpc.HealthStub(channel)
-    results = []
-
-    def check(name, function):
-        try:
-            function()
-            results.append((name, None))
-        except Exception as error:  # a failed check is a result, not a crash
-            results.append((name, f"{type(error).__name__}: {error}"))
-
-    def expect(condition, why):
-        if not condition:
-            raise AssertionError(why)
+    checks = Checks()
 
     def list_default():
         races = kart.ListRaces(pb.ListRacesRequest(), timeout=10).races
@@ -106,17 +97,12 @@ def main():
             return
         raise AssertionError("no error")
 
-    check("list races (default limit)", list_default)
-    check("list races (limit 3)", list_limited)
-    check("health: SERVING", health_serving)
-    check("follow the Duck Pond Dash to the finish", follow_to_finish)
-    check("follow an unknown race: NOT_FOUND", follow_unknown)
-    failed = 0
-    for name, why in results:
-        print(f"ok {name}" if why is None else f"FAIL {name}: {why}")
-        failed += why is not None
-    print(f"checks: {len(results) - failed} ok, {failed} failed")
-    sys.exit(1 if failed else 0)
+    checks.check("list races (default limit)", list_default)
+    checks.check("list races (limit 3)", list_limited)
+    checks.check("health: SERVING", health_serving)
+    checks.check("follow the Duck Pond Dash to the finish", follow_to_finish)
+    checks.check("follow an unknown race: NOT_FOUND", follow_unknown)
+    checks.report_and_exit()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
 import PitlaneProtobuf
+import TestSupport
 import Testing
 
 // Hostile and broken input: every failure must be a ProtobufDecodingError saying what and
@@ -115,20 +116,6 @@ fileprivate enum Samples {
     }
 }
 
-/// SplitMix64: a tiny seedable generator (SystemRandomNumberGenerator cannot be seeded),
-/// so every run mutates the same bytes.
-fileprivate struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite("Malformed input: errors, not crashes")
 struct MalformedInputTests {
     // MARK: Truncation
@@ -231,7 +218,7 @@ struct MalformedInputTests {
 
     @Test("10,000 seeded random byte corruptions: a ProtobufDecodingError or a message that re-encodes stably")
     func randomCorruption() {
-        var random = SplitMix64(state: 2026)
+        var random = SplitMix64(seed: 2026)
         let samples = [
             Samples.encoding(Samples.allTypes), Samples.encoding(Samples.proto2), Samples.encoding(Samples.editions),
             Samples.encoding(Samples.allTypes.nested), bytes("08 01 a3 01 0b 0c a4 01 72 02 01 03"),

@@ -7,7 +7,7 @@ import Testing
 struct SocketTests {
     /// 1 MiB that is not periodic in any buffer size.
     static let payload: [UInt8] = {
-        var generator = SplitMix(seed: 0x5049_544c_414e_45)
+        var generator = SplitMix64(seed: 0x5049_544c_414e_45)
         return (0..<(1 << 20)).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
     }()
 
@@ -96,20 +96,5 @@ struct SocketTests {
             #expect(!client.isOpen)
             client.close()
         }
-    }
-}
-
-/// A small deterministic generator, so failures reproduce.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
