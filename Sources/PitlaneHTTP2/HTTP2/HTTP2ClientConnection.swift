@@ -126,6 +126,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
     }
 
+    func sessionReceivedReset(stream id: Int32) {}
+
     func sessionReceivedPing(isAck: Bool) {
         guard isAck, let timer = pingTimeout else { return }
         _ = loop.cancelTimer(timer)

@@ -26,6 +26,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// once the current one is done.
     private var isFlushing = false
     private var flushAgain = false
+    /// RST_STREAMs the client may still send now, and when that was worked out.
+    private var resetBudget = 0.0
+    private var resetBudgetCheckedAt = ContinuousClock.now
     /// A flush is queued on the loop (`scheduleFlush`).
     private var flushScheduled = false
     private var isClosed = false
@@ -50,6 +53,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.accept = accept
         self.onClose = onClose
         session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
+        resetBudget = Double(config.maxStreamResetBurst)
         session.delegate = self
     }
 
@@ -249,6 +253,21 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         pingStrikes += 1
         guard pingStrikes > config.maxPingStrikes else { return }
         session.submitGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: "too_many_pings")
+        isDraining = true
+        closeAfterGoAway()
+    }
+
+    /// Rapid-reset protection: each RST_STREAM from the client spends one of `resetBudget`,
+    /// which refills at `streamResetsPerSecond` up to `maxStreamResetBurst`. Spent out, the
+    /// client gets GOAWAY ENHANCE_YOUR_CALM "too_many_resets" and is disconnected.
+    func sessionReceivedReset(stream id: Int32) {
+        let now = ContinuousClock.now
+        let refill = Double((now - resetBudgetCheckedAt).components.attoseconds) * 1e-18
+            + Double((now - resetBudgetCheckedAt).components.seconds)
+        resetBudget = min(Double(config.maxStreamResetBurst), resetBudget + refill * Double(config.streamResetsPerSecond)) - 1
+        resetBudgetCheckedAt = now
+        guard resetBudget < 0, !isDraining else { return }
+        session.submitGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: "too_many_resets")
         isDraining = true
         closeAfterGoAway()
     }

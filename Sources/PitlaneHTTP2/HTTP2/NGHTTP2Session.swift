@@ -12,6 +12,8 @@ protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionEndedData(stream: Int32)
     func sessionClosedStream(_ stream: Int32, errorCode: UInt32)
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32)
+    /// The peer reset a stream (RST_STREAM).
+    func sessionReceivedReset(stream: Int32)
     /// A PING arrived: a probe from the peer (nghttp2 answers it) or the ACK of ours.
     func sessionReceivedPing(isAck: Bool)
     /// The peer's SETTINGS arrived (not an ACK of ours); the first is its connection preface.
@@ -74,6 +76,8 @@ final class NGHTTP2Session {
                 delegate.sessionEndedData(stream: header.stream_id)
             case Int(NGHTTP2_SETTINGS.rawValue) where header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
                 delegate.sessionReceivedSettings()
+            case Int(NGHTTP2_RST_STREAM.rawValue):
+                delegate.sessionReceivedReset(stream: header.stream_id)
             case Int(NGHTTP2_PING.rawValue):
                 delegate.sessionReceivedPing(isAck: header.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0)
             case Int(NGHTTP2_GOAWAY.rawValue):
@@ -114,6 +118,9 @@ final class NGHTTP2Session {
         defer { nghttp2_option_del(options) }
         nghttp2_option_set_no_auto_window_update(options, 1)
         nghttp2_option_set_max_send_header_block_length(options, 65_536)
+        // The server connection limits the peer's RST_STREAM rate itself, to answer with
+        // ENHANCE_YOUR_CALM as gRPC servers do; nghttp2's own limiter (INTERNAL_ERROR) stays out.
+        nghttp2_option_set_stream_reset_rate_limit(options, UInt64(Int64.max), UInt64(Int64.max))
 
         var session: OpaquePointer?
         let user = Unmanaged<NGHTTP2Session>.passUnretained(self).toOpaque()

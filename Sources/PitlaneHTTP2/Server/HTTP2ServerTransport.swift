@@ -33,6 +33,11 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var minimumPingInterval: Duration = .seconds(300)
         /// Pings tolerated below `minimumPingInterval` before the server acts. Default 2.
         public var maxPingStrikes = 2
+        /// Rapid-reset protection (CVE-2023-44487): a client may reset this many streams at
+        /// once, and `streamResetsPerSecond` more each second; past that the connection gets
+        /// GOAWAY and is closed. Defaults 1,000 and 33.
+        public var maxStreamResetBurst = 1_000
+        public var streamResetsPerSecond = 33
         /// Close connections that have had no open stream for this long (GOAWAY, then close).
         /// Default nil: idle connections stay open.
         public var maxConnectionIdle: Duration?
