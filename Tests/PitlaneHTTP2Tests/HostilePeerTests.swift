@@ -27,6 +27,32 @@ struct HostilePeerTests {
         }
     }
 
+    @Test("connect timeout: a server that never completes the TCP handshake fails the RPC with .unavailable")
+    func connectTimeout() async throws {
+        // A listener whose accept queue is full: the kernel drops further SYNs, so a new
+        // connect stays pending, as towards a host that has gone dark.
+        let listener = try Socket.listen(on: .ipv4("127.0.0.1", port: 0), backlog: 0)
+        let address = try listener.localAddress
+        var fillers: [Socket] = []
+        for _ in 0..<3 {
+            let filler = try Socket(for: address)
+            _ = try? filler.connect(to: address)
+            fillers.append(filler)
+        }
+        var config = HTTP2ClientTransport.Config.defaults
+        config.connectTimeout = .milliseconds(300)
+        let transport = try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: try #require(address.port)), config: config)
+        let started = ContinuousClock.now
+        try await withGRPCClient(transport: transport) { client in
+            let error = await #expect(throws: RPCError.self) { try await Pitlane_Test_Echo_Echo.Client(wrapping: client).get(EchoRequest()) }
+            #expect(error?.code == .unavailable)
+            #expect(error?.message.contains("no answer within") == true, "\(String(describing: error))")
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+        for filler in fillers { filler.close() }
+        listener.close()
+    }
+
     @Test("client keepalive: a server that never answers is detected and the RPC fails with .unavailable")
     func keepaliveDetectsSilentServer() async throws {
         // A listener nobody accepts from: the kernel completes the TCP handshake and then

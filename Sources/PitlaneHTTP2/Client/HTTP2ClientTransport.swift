@@ -65,6 +65,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var backoff = Backoff()
         /// Event loop threads. Default 1.
         public var eventLoopThreads = 1
+        /// How long a TCP (or Unix socket) connect may take before the attempt fails with
+        /// `.unavailable` and backoff begins. Default 20 s, gRPC's minimum connect timeout.
+        public var connectTimeout: Duration = .seconds(20)
         /// TLS: how long the handshake, and the server's first SETTINGS after it, may take
         /// before the connection attempt fails with `.unavailable`. Default 20 s.
         public var tlsHandshakeTimeout: Duration = .seconds(20)

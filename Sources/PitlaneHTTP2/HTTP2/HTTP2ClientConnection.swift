@@ -67,7 +67,12 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             let result = try socket.connect(to: address)
             try loop.register(socket.fileDescriptor, handler: self, readable: result == .connected, writable: result != .connected)
-            if result == .connected { socketConnected() }
+            if result == .connected { return socketConnected() }
+            let timeout = config.connectTimeout
+            _ = loop.scheduleTimer(after: timeout) { [weak self] in
+                guard let self, self.phase == .connecting, self.onConnect != nil else { return }
+                self.fail(RPCError(code: .unavailable, message: "cannot connect to \(address): no answer within \(timeout)"))
+            }
         } catch {
             fail(RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)"))
         }
