@@ -27,6 +27,8 @@ public final class RaceFollower: AsyncSequence, Sendable {
         var standings = Deque<Pending>()
         var waiter: CheckedContinuation<FollowRaceResponse?, any Error>?
         var end: End?
+        /// The newest tick offered of each type: an event is never offered twice, or out of order.
+        var offeredTicks: [RaceEventType: Int] = [:]
 
         /// The earliest pending event; locations go first within a tick.
         mutating func takeNext() -> FollowRaceResponse? {
@@ -62,7 +64,9 @@ public final class RaceFollower: AsyncSequence, Sendable {
     /// Hands the follower one event from the race.
     func offer(_ event: RaceEvent, tick: Int) {
         let resume: (CheckedContinuation<FollowRaceResponse?, any Error>, Result<FollowRaceResponse?, any Error>)? = state.withLock { state in
-            guard state.end == nil, state.eventTypes.contains(event.type) else { return nil }
+            guard state.end == nil, state.eventTypes.contains(event.type),
+                  tick > state.offeredTicks[event.type, default: -1] else { return nil }
+            state.offeredTicks[event.type] = tick
             if let waiter = state.waiter {
                 state.waiter = nil
                 return (waiter, .success(event.response))

@@ -43,6 +43,16 @@ public final class RaceTracker: Sendable {
         return follower
     }
 
+    /// Replaces what `follower` receives; a type it did not receive before starts at once with
+    /// the race's latest event of that type (the leaderboard appears without waiting a second).
+    public func change(_ follower: RaceFollower, eventTypes: Set<RaceEventType>) {
+        let added = eventTypes.subtracting(follower.eventTypes)
+        follower.eventTypes = eventTypes
+        guard !added.isEmpty else { return }
+        let race = live.withLock { races in races.values.first { $0.isFollowed(by: follower) } }
+        race?.offerLatest(of: added, to: follower)
+    }
+
     /// Stops following; the race stops when nobody follows it any more.
     public func leave(_ follower: RaceFollower) {
         let stopped: LiveRace? = live.withLock { races in
@@ -114,6 +124,17 @@ final class LiveRace: Sendable {
     }
 
     var isAbandoned: Bool { state.withLock { $0.followers.isEmpty } }
+
+    func isFollowed(by follower: RaceFollower) -> Bool {
+        state.withLock { $0.followers[ObjectIdentifier(follower)] != nil }
+    }
+
+    /// Hands `follower` the latest event of each of `types`.
+    func offerLatest(of types: Set<RaceEventType>, to follower: RaceFollower) {
+        state.withLock { state in
+            for event in state.latest where types.contains(event.type) { follower.offer(event, tick: state.tick) }
+        }
+    }
 
     func start(onFinish: @escaping @Sendable () -> Void) {
         let task = Task.detached { [self] in

@@ -33,7 +33,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
                 do {
                     for try await message in request {
                         if let follower = selection.follower {
-                            follower.eventTypes = Set(message.eventTypes)
+                            tracker.change(follower, eventTypes: Set(message.eventTypes))
                         } else {
                             let race = try await self.race(named: message.raceName)
                             selection.start(tracker.follow(race, eventTypes: Set(message.eventTypes)))

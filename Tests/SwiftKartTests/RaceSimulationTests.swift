@@ -113,4 +113,17 @@ struct RaceSimulationTests {
         for try await _ in follower { count += 1 }
         #expect(count == 1)
     }
+
+    @Test("an event offered twice (a race's latest, and the same tick's publish) is delivered once")
+    func noDuplicates() async throws {
+        let follower = RaceFollower(eventTypes: [.standings], standingsBacklog: 8)
+        follower.offer(.standings(FollowRaceResponse()), tick: 10)
+        follower.offer(.standings(FollowRaceResponse()), tick: 10)
+        follower.offer(.standings(FollowRaceResponse()), tick: 5)
+        follower.offer(.standings(FollowRaceResponse()), tick: 20)
+        follower.finish()
+        var count = 0
+        for try await _ in follower { count += 1 }
+        #expect(count == 2)
+    }
 }
