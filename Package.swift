@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "PitlaneProtobuf", targets: ["PitlaneProtobuf"]),
         .library(name: "PitlaneCore", targets: ["PitlaneCore"]),
         .library(name: "PitlaneHTTP2", targets: ["PitlaneHTTP2"]),
+        .library(name: "Pitlane", targets: ["Pitlane"]),
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
         .executable(name: "swiftkart-server", targets: ["swiftkart-server"]),
         .executable(name: "swiftkart", targets: ["swiftkart"]),
@@ -40,6 +41,9 @@ let package = Package(
             dependencies: ["protoc-gen-pitlane"]
         ),
 
+        // The umbrella: `import Pitlane` brings the three above.
+        .target(name: "Pitlane", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"]),
+
         // Services every server can mount: grpc.health.v1.
         .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // A small Swift face over SQLite for the services' embedded databases.
@@ -51,8 +55,8 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
-        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "Pitlane"]),
+        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "Pitlane"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(

@@ -1,8 +1,7 @@
 // swiftkart-server: the SwiftKart service and the standard health service on one port.
 import Dispatch
 import Foundation
-import PitlaneCore
-import PitlaneHTTP2
+import Pitlane
 import PitlaneHealth
 import SwiftKart
 

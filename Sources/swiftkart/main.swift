@@ -2,9 +2,7 @@
 //   swiftkart races [--limit N]          the schedule, as a table
 //   swiftkart follow "Duck Pond Dash"    a live race: track map, and the leaderboard on `l`
 import Foundation
-import PitlaneCore
-import PitlaneHTTP2
-import PitlaneProtobuf
+import Pitlane
 import Synchronization
 import SwiftKart
 
