@@ -82,6 +82,16 @@ let package = Package(
             path: "Benchmarks/SwiftKartLoad"
         ),
 
+        // gRPC's interoperability tests: grpc.testing.TestService, the client's test cases, and
+        // thin executables over them.
+        .target(
+            name: "PitlaneInterop",
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
+        ),
+        .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop"]),
+        .executableTarget(name: "pitlane-interop-client", dependencies: ["PitlaneInterop"]),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]
@@ -104,6 +114,10 @@ let package = Package(
         .testTarget(
             name: "SwiftKartTests",
             dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server", "swiftkart"]
+        ),
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["PitlaneInterop", "PitlaneHTTP2", "PitlaneCore", "TestSupport"]
         ),
         .testTarget(
             name: "SeedPortTests",
