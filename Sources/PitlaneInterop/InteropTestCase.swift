@@ -256,7 +256,8 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
     func cancelAfterBegin() async throws {
         let (begun, began) = AsyncStream.makeStream(of: Void.self)
         let call = Task {
-            try await service.streamingInputCall { _ in
+            defer { began.finish() }  // a call that fails before it begins must not leave us waiting
+            return try await service.streamingInputCall { _ in
                 began.yield()
                 await waitUntilCancelled()
             }
@@ -271,7 +272,8 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
     func cancelAfterFirstResponse() async throws {
         let (responded, firstResponse) = AsyncStream.makeStream(of: Void.self)
         let call = Task {
-            try await service.fullDuplexCall { writer in
+            defer { firstResponse.finish() }
+            return try await service.fullDuplexCall { writer in
                 try await writer.write(.with {
                     $0.responseParameters = [.with { $0.size = 31_415 }]
                     $0.payload = .zeros(27_182)
