@@ -62,8 +62,8 @@ public struct InteropServerOptions: Sendable {
     public static let usage = """
         usage: pitlane-interop-server --port=PORT [--host=ADDRESS] [--use_tls=false]
                pitlane-interop-server --unix_socket=PATH
-          Serves grpc.testing.TestService; prints "listening PORT" once it is (port 0: the
-          system picks one). --host defaults to 0.0.0.0.
+          Serves grpc.testing.TestService; prints "listening PORT" (or "listening unix:PATH")
+          once it is (port 0: the system picks one). --host defaults to 0.0.0.0.
         """
 
     public var address: HTTP2ServerTransport.Address

@@ -5,7 +5,7 @@ import PitlaneInterop
 do {
     let options = try InteropServerOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     try await InteropServer.run(options) { address in
-        print("listening \(address.port.map(String.init) ?? "\(address)")")
+        print("listening \(address.port.map(String.init) ?? "unix:\(address.path ?? "")")")
         fflush(nil)  // whoever started the server reads this line through a pipe
     }
 } catch let error as UsageError {

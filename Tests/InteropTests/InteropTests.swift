@@ -63,18 +63,27 @@ struct InteropTests {
         }
     }
 
-    @Test("the executables: grpcio's client against pitlane-interop-server, pitlane-interop-client against grpcio's server")
-    func executables() async throws {
-        let server = try await ListeningProcess.start(try Self.product("pitlane-interop-server"), ["--port=0", "--host=127.0.0.1"])
-        let fromGrpcio = try await runProcess(Self.python, [Self.peer, "client", "--protos", Self.protos, "--port", String(server.port)])
+    @Test("the executables: grpcio's client against pitlane-interop-server, pitlane-interop-client against grpcio's server",
+          arguments: [Endpoint.tcp, .unixSocket])
+    func executables(_ endpoint: Endpoint) async throws {
+        let socketPath = temporarySocketPath("pitlane-interop-executable")
+        defer { try? FileManager.default.removeItem(atPath: socketPath) }
+
+        let serverFlags = endpoint == .tcp ? ["--port=0", "--host=127.0.0.1"] : ["--unix_socket=\(socketPath)"]
+        let server = try await ListeningProcess.start(try Self.product("pitlane-interop-server"), serverFlags)
+        let peerFlags = endpoint == .tcp ? ["--port", String(server.port)] : ["--unix_socket", socketPath]
+        let fromGrpcio = try await runProcess(Self.python, [Self.peer, "client", "--protos", Self.protos] + peerFlags)
         await server.stop()
         #expect(fromGrpcio.status == 0)
         #expect(fromGrpcio.output.contains(Self.allPassed), "\(fromGrpcio.output)")
+        try? FileManager.default.removeItem(atPath: socketPath)
 
-        let grpcioServer = try await ListeningProcess.start(Self.python, [Self.peer, "server", "--protos", Self.protos])
-        let toGrpcio = try await runProcess(try Self.product("pitlane-interop-client"), [
-            "--server_host=127.0.0.1", "--server_port=\(grpcioServer.port)", "--test_case=all_cases",
-        ])
+        let grpcioServer = try await ListeningProcess.start(
+            Self.python, [Self.peer, "server", "--protos", Self.protos] + (endpoint == .tcp ? [] : ["--unix_socket", socketPath])
+        )
+        let clientFlags = endpoint == .tcp
+            ? ["--server_host=127.0.0.1", "--server_port=\(grpcioServer.port)"] : ["--server_host=unix:\(socketPath)"]
+        let toGrpcio = try await runProcess(try Self.product("pitlane-interop-client"), clientFlags + ["--test_case=all_cases"])
         await grpcioServer.stop()
         #expect(toGrpcio.status == 0)
         #expect(toGrpcio.output.contains(Self.allPassed), "\(toGrpcio.output)")

@@ -3,8 +3,8 @@
 
   server --protos DIR [--port N | --unix_socket PATH]
       Serves grpc.testing.TestService as doc/interop-test-descriptions.md describes it, on
-      127.0.0.1 (port 0: an ephemeral one) or a Unix socket; prints "listening PORT" (0 for a
-      Unix socket) and runs until standard input closes.
+      127.0.0.1 (port 0: an ephemeral one) or a Unix socket; prints "listening PORT" (or
+      "listening unix:PATH") and runs until standard input closes.
   client --protos DIR (--port N | --unix_socket PATH) [--test_cases a,b,...]
       Runs the named interop cases (default: all of them) against a TestService; prints one
       line per case ("ok NAME" or "FAIL NAME: why") and a closing "cases: N ok, M failed";
@@ -189,11 +189,11 @@ def run_server(args):
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("grpc.testing.TestService", handlers)])
     if args.unix_socket:
         server.add_insecure_port(f"unix:{args.unix_socket}")
-        port = 0
+        place = f"unix:{args.unix_socket}"
     else:
-        port = server.add_insecure_port(f"127.0.0.1:{args.port}")
+        place = server.add_insecure_port(f"127.0.0.1:{args.port}")
     server.start()
-    print(f"listening {port}", flush=True)
+    print(f"listening {place}", flush=True)
     sys.stdin.read()
     server.stop(grace=1).wait()
 

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A server process for the length of a test: started, its first line ("listening PORT") read,
-/// terminated by `stop()`. Blocking pipe work runs on dedicated threads.
+/// A server process for the length of a test: started, its first line ("listening PORT", or
+/// "listening unix:PATH") read, killed by `stop()`. Blocking pipe work runs on dedicated threads.
 public final class ListeningProcess: Sendable {
     public struct StartFailure: Error, CustomStringConvertible {
         public let description: String
@@ -23,7 +23,7 @@ public final class ListeningProcess: Sendable {
         self.port = port
     }
 
-    /// Starts `executable` and waits for its "listening PORT" line.
+    /// Starts `executable` and waits for its "listening …" line.
     public static func start(_ executable: String, _ arguments: [String]) async throws -> ListeningProcess {
         try await onDedicatedThread {
             let process = Process()
@@ -43,7 +43,8 @@ public final class ListeningProcess: Sendable {
                 line.append(character)
             }
             let text = String(decoding: line, as: UTF8.self)
-            guard text.hasPrefix("listening "), let port = Int(text.dropFirst("listening ".count)) else {
+            let place = text.hasPrefix("listening ") ? text.dropFirst("listening ".count) : ""
+            guard let port = place.hasPrefix("unix:") ? 0 : Int(place) else {
                 kill(process.processIdentifier, SIGKILL)
                 throw StartFailure(description: "unexpected first line from \(executable): \(text)")
             }
