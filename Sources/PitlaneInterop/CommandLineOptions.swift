@@ -54,30 +54,37 @@ public struct UsageError: Error, CustomStringConvertible {
     }
 }
 
-/// What TLS being unavailable means for the executables until the transport has it.
-let tlsUnavailable = UsageError("--use_tls=true is not supported yet: Pitlane's HTTP/2 transport has no TLS")
-
 /// `pitlane-interop-server`'s flags.
 public struct InteropServerOptions: Sendable {
     public static let usage = """
-        usage: pitlane-interop-server --port=PORT [--host=ADDRESS] [--use_tls=false]
-               pitlane-interop-server --unix_socket=PATH
+        usage: pitlane-interop-server --port=PORT [--host=ADDRESS]
+                 [--use_tls=true --tls_cert_file=PEM --tls_key_file=PEM]
+               pitlane-interop-server --unix_socket=PATH [--use_tls=true ...]
           Serves grpc.testing.TestService; prints "listening PORT" (or "listening unix:PATH")
-          once it is (port 0: the system picks one). --host defaults to 0.0.0.0.
+          once it is (port 0: the system picks one). --host defaults to 0.0.0.0. With TLS, the
+          certificate is the one gRPC's interop tests name server1.pem (and its key).
         """
 
     public var address: HTTP2ServerTransport.Address
+    public var security: HTTP2ServerTransport.Security
 
     public init(arguments: [String]) throws(UsageError) {
         let flags = try CommandLineFlags(arguments)
-        try flags.rejectUnknown(["port", "host", "use_tls", "unix_socket"])
-        if try flags.bool("use_tls") { throw tlsUnavailable }
+        try flags.rejectUnknown(["port", "host", "use_tls", "tls_cert_file", "tls_key_file", "unix_socket"])
         if let path = flags.string("unix_socket") {
             address = .unixDomainSocket(path: path)
         } else if let port = try flags.int("port") {
             address = .ipv4(host: flags.string("host") ?? "0.0.0.0", port: port)
         } else {
             throw UsageError("--port or --unix_socket is required")
+        }
+        if try flags.bool("use_tls") {
+            guard let certificate = flags.string("tls_cert_file"), let key = flags.string("tls_key_file") else {
+                throw UsageError("--use_tls=true needs --tls_cert_file and --tls_key_file (PEM files)")
+            }
+            security = .tls(.init(certificateChainPath: certificate, privateKeyPath: key))
+        } else {
+            security = .plaintext
         }
     }
 }
@@ -86,28 +93,41 @@ public struct InteropServerOptions: Sendable {
 public struct InteropClientOptions: Sendable {
     public static let usage = """
         usage: pitlane-interop-client --server_host=HOST --server_port=PORT --test_case=NAME[,NAME...]
-                 [--use_tls=false] [--use_test_ca=false] [--server_host_override=NAME]
+                 [--use_tls=true [--use_test_ca=true --ca_file=PEM] [--server_host_override=NAME]]
                pitlane-interop-client --server_host=unix:PATH --test_case=NAME
           Runs interop test cases (all_cases: every one) against a grpc.testing.TestService;
-          exits 0 when every case passes.
+          exits 0 when every case passes. TLS trusts the system's roots, or with --use_test_ca
+          the CA in --ca_file (gRPC's interop tests name it ca.pem); --server_host_override is
+          the name the server's certificate must carry.
         cases: \(InteropTestCase.allCases.map(\.name).joined(separator: ", "))
         """
 
     public var target: HTTP2ClientTransport.Target
+    public var security: HTTP2ClientTransport.Security
     public var testCases: [InteropTestCase]
 
     public init(arguments: [String]) throws(UsageError) {
         let flags = try CommandLineFlags(arguments)
-        try flags.rejectUnknown(["server_host", "server_port", "test_case", "use_tls", "use_test_ca", "server_host_override"])
-        if try flags.bool("use_tls") { throw tlsUnavailable }
-        // Without TLS, --use_test_ca has nothing to do; --server_host_override names the
-        // certificate's host, so it too waits for TLS.
+        try flags.rejectUnknown(["server_host", "server_port", "test_case", "use_tls", "use_test_ca", "ca_file",
+                                 "server_host_override"])
         let host = flags.string("server_host") ?? "localhost"
         if host.hasPrefix("unix:") {
             target = .unixDomainSocket(path: String(host.dropFirst("unix:".count)))
         } else {
             guard let port = try flags.int("server_port") else { throw UsageError("--server_port is required") }
             target = host.allSatisfy({ $0.isNumber || $0 == "." }) ? .ipv4(host: host, port: port) : .dns(host: host, port: port)
+        }
+        if try flags.bool("use_tls") {
+            var tls = HTTP2ClientTransport.TLSConfig(serverHostnameOverride: flags.string("server_host_override"))
+            if try flags.bool("use_test_ca") {
+                guard let ca = flags.string("ca_file") else {
+                    throw UsageError("--use_test_ca=true needs --ca_file, the test CA's PEM file")
+                }
+                tls.trustRootsPath = ca
+            }
+            security = .tls(tls)
+        } else {
+            security = .plaintext
         }
         guard let names = flags.string("test_case") else { throw UsageError("--test_case is required") }
         if names == "all_cases" {

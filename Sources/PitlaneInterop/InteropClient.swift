@@ -18,9 +18,9 @@ public enum InteropClient {
     /// Runs each case against `target`, reporting each outcome as it comes; returns them all.
     public static func run(
         _ testCases: [InteropTestCase], against target: HTTP2ClientTransport.Target,
-        report: @Sendable (Outcome) -> Void = { _ in }
+        security: HTTP2ClientTransport.Security = .plaintext, report: @Sendable (Outcome) -> Void = { _ in }
     ) async throws -> [Outcome] {
-        try await withGRPCClient(transport: try HTTP2ClientTransport(target: target)) { client in
+        try await withGRPCClient(transport: try HTTP2ClientTransport(target: target, security: security)) { client in
             var outcomes: [Outcome] = []
             for testCase in testCases {
                 let outcome: Outcome

@@ -5,7 +5,7 @@ import PitlaneInterop
 
 do {
     let options = try InteropClientOptions(arguments: Array(CommandLine.arguments.dropFirst()))
-    let outcomes = try await InteropClient.run(options.testCases, against: options.target) { outcome in
+    let outcomes = try await InteropClient.run(options.testCases, against: options.target, security: options.security) { outcome in
         print(outcome)
         fflush(nil)
     }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Python grpcio (gRPC C-core) as the other side of gRPC's interop tests.
 
-  server --protos DIR [--port N | --unix_socket PATH]
+  server --protos DIR [--port N | --unix_socket PATH] [--tls_cert_file PEM --tls_key_file PEM]
       Serves grpc.testing.TestService as doc/interop-test-descriptions.md describes it, on
-      127.0.0.1 (port 0: an ephemeral one) or a Unix socket; prints "listening PORT" (or
-      "listening unix:PATH") and runs until standard input closes.
-  client --protos DIR (--port N | --unix_socket PATH) [--test_cases a,b,...]
-      Runs the named interop cases (default: all of them) against a TestService; prints one
-      line per case ("ok NAME" or "FAIL NAME: why") and a closing "cases: N ok, M failed";
-      exits non-zero on any failure.
+      127.0.0.1 (port 0: an ephemeral one) or a Unix socket, over TLS with a certificate;
+      prints "listening PORT" (or "listening unix:PATH") and runs until it is killed or the
+      process that started it ends.
+  client --protos DIR (--port N | --unix_socket PATH) [--ca_file PEM [--server_host_override NAME]]
+         [--test_cases a,b,...]
+      Runs the named interop cases (default: all of them) against a TestService, over TLS
+      trusting the CA in --ca_file; prints one line per case ("ok NAME" or "FAIL NAME: why")
+      and a closing "cases: N ok, M failed"; exits non-zero on any failure.
 
 The stubs are generated at run time with grpc_tools from the .proto files under DIR
 (grpc/testing/*.proto) into a temporary directory.
@@ -187,15 +189,29 @@ def run_server(args):
     # hands over compressed requests as they came, and the decoder above tells them apart.
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16), options=[("grpc.per_message_decompression", 0)])
     server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler("grpc.testing.TestService", handlers)])
-    if args.unix_socket:
-        server.add_insecure_port(f"unix:{args.unix_socket}")
-        place = f"unix:{args.unix_socket}"
+    address = f"unix:{args.unix_socket}" if args.unix_socket else f"127.0.0.1:{args.port}"
+    if args.tls_cert_file:
+        credentials = grpc.ssl_server_credentials([(read_file(args.tls_key_file), read_file(args.tls_cert_file))])
+        port = server.add_secure_port(address, credentials)
     else:
-        place = server.add_insecure_port(f"127.0.0.1:{args.port}")
+        port = server.add_insecure_port(address)
     server.start()
-    print(f"listening {place}", flush=True)
-    sys.stdin.read()
-    server.stop(grace=1).wait()
+    print(f"listening {address if args.unix_socket else port}", flush=True)
+    threading.Thread(target=exit_with_parent, daemon=True).start()
+    server.wait_for_termination()
+
+
+def exit_with_parent():
+    """Ends this process once the one that started it is gone, so no server outlives a test."""
+    parent = os.getppid()
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(0)
+
+
+def read_file(path):
+    with open(path, "rb") as file:
+        return file.read()
 
 
 # MARK: Client
@@ -218,7 +234,12 @@ def run_client(args):
     stubs = Stubs(args.protos)
     messages = stubs.messages
     target = f"unix:{args.unix_socket}" if args.unix_socket else f"127.0.0.1:{args.port}"
-    channel = grpc.insecure_channel(target)
+    if args.ca_file:
+        credentials = grpc.ssl_channel_credentials(root_certificates=read_file(args.ca_file))
+        options = [("grpc.ssl_target_name_override", args.server_host_override)] if args.server_host_override else []
+        channel = grpc.secure_channel(target, credentials, options=options)
+    else:
+        channel = grpc.insecure_channel(target)
     stub = stubs.test.TestServiceStub(channel)
     timeout = 30
 
@@ -437,6 +458,11 @@ def main():
         command.add_argument("--unix_socket")
         if name == "client":
             command.add_argument("--test_cases", help="comma-separated case names; default: every case")
+            command.add_argument("--ca_file", help="use TLS, trusting the CA certificates in this PEM file")
+            command.add_argument("--server_host_override", help="the name the server's certificate carries")
+        else:
+            command.add_argument("--tls_cert_file", help="use TLS with this certificate chain (PEM)")
+            command.add_argument("--tls_key_file", help="the certificate's private key (PEM)")
     args = parser.parse_args()
     run_server(args) if args.command == "server" else run_client(args)
 
