@@ -61,8 +61,8 @@ public struct InteropServerOptions: Sendable {
                  [--use_tls=true --tls_cert_file=PEM --tls_key_file=PEM]
                pitlane-interop-server --unix_socket=PATH [--use_tls=true ...]
           Serves grpc.testing.TestService; prints "listening PORT" (or "listening unix:PATH")
-          once it is (port 0: the system picks one). --host defaults to 0.0.0.0. With TLS, the
-          certificate is the one gRPC's interop tests name server1.pem (and its key).
+          once it is (port 0: the system picks one). --host defaults to 0.0.0.0 (:: for IPv6).
+          With TLS, the certificate is the one gRPC's interop tests name server1.pem (and its key).
         """
 
     public var address: HTTP2ServerTransport.Address
@@ -74,7 +74,8 @@ public struct InteropServerOptions: Sendable {
         if let path = flags.string("unix_socket") {
             address = .unixDomainSocket(path: path)
         } else if let port = try flags.int("port") {
-            address = .ipv4(host: flags.string("host") ?? "0.0.0.0", port: port)
+            let host = flags.string("host") ?? "0.0.0.0"
+            address = host.contains(":") ? .ipv6(host: host, port: port) : .ipv4(host: host, port: port)
         } else {
             throw UsageError("--port or --unix_socket is required")
         }
@@ -115,7 +116,13 @@ public struct InteropClientOptions: Sendable {
             target = .unixDomainSocket(path: String(host.dropFirst("unix:".count)))
         } else {
             guard let port = try flags.int("server_port") else { throw UsageError("--server_port is required") }
-            target = host.allSatisfy({ $0.isNumber || $0 == "." }) ? .ipv4(host: host, port: port) : .dns(host: host, port: port)
+            target = if host.allSatisfy({ $0.isNumber || $0 == "." }) {
+                .ipv4(host: host, port: port)
+            } else if host.contains(":") {
+                .ipv6(host: host, port: port)
+            } else {
+                .dns(host: host, port: port)
+            }
         }
         if try flags.bool("use_tls") {
             var tls = HTTP2ClientTransport.TLSConfig(serverHostnameOverride: flags.string("server_host_override"))
