@@ -18,7 +18,8 @@ The stubs are generated at run time with grpc_tools from the .proto files under 
 What grpcio cannot see or do, and how this peer copes:
   * It cannot read a message's compressed flag. The client checks response sizes only in the
     server_compressed_* cases. The server turns C-core's per-message decompression off and
-    decompresses gzip requests itself, so it knows which arrived compressed (expect_compressed).
+    decompresses gzip requests itself, so it knows which arrived compressed (expect_compressed);
+    it reads gzip requests only (the interop cases compress with gzip).
   * It cannot leave one message of a compressed call uncompressed. gRPC C-core sends a message
     uncompressed when compressing would make it larger, so client_compressed_streaming's
     second message (expect_compressed false) carries 45904 random bytes instead of zeros.
