@@ -373,6 +373,7 @@ extension SimpleRequest {
         .with { $0.responseSize = 314_159; $0.payload = .zeros(271_828) }
     }
 
+    /// A copy changed by `update`.
     func with(_ update: (inout SimpleRequest) -> Void) -> SimpleRequest {
         var copy = self
         update(&copy)
@@ -381,6 +382,7 @@ extension SimpleRequest {
 }
 
 extension Grpc_Testing_Payload {
+    /// A payload of `count` zero bytes.
     static func zeros(_ count: Int) -> Self {
         .with { $0.body = [UInt8](repeating: 0, count: count) }
     }
