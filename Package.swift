@@ -86,6 +86,16 @@ let package = Package(
             path: "Benchmarks/SwiftKartLoad"
         ),
 
+        // gRPC's interoperability tests: grpc.testing.TestService, the client's test cases, and
+        // thin executables over them.
+        .target(
+            name: "PitlaneInterop",
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
+        ),
+        .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop"]),
+        .executableTarget(name: "pitlane-interop-client", dependencies: ["PitlaneInterop"]),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]
@@ -108,6 +118,10 @@ let package = Package(
         .testTarget(
             name: "SwiftKartTests",
             dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server", "swiftkart"]
+        ),
+        .testTarget(
+            name: "InteropTests",
+            dependencies: ["PitlaneInterop", "PitlaneHTTP2", "PitlaneCore", "TestSupport"]
         ),
         .testTarget(
             name: "SeedPortTests",

@@ -14,6 +14,9 @@ public struct CallOptions: Sendable {
     public var maxResponseMessageBytes: Int?
     /// How to compress request messages; nil for none.
     public var compression: CompressionAlgorithm?
+    /// Per-message compression: set `compressesWrites` to send the next request messages
+    /// uncompressed; read `lastReadWasCompressed` after a response message arrives.
+    public var messageCompression: MessageCompressionControl?
     /// Retry or hedge; nil to use the service config's.
     public var executionPolicy: MethodConfig.ExecutionPolicy?
 

@@ -66,10 +66,12 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             guard let stream = attempt.stream else { return StreamingClientResponse(error: attempt.error!) }
             let serializer = self.serializer
             let limit = context.options.maxRequestMessageBytes ?? .max
+            let compression = context.options.messageCompression
             group.addTask {
                 await send(metadata: request.metadata, to: stream.outbound) { outbound in
                     try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound) { message in
-                        try .message(Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"))
+                        try .message(Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"),
+                                     compression?.flagsForWrite ?? [])
                     }))
                 }
             }
@@ -180,14 +182,16 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
         private func startReplay(
             _ request: StreamingClientRequest<In>, _ context: ClientContext,
             group: inout ThrowingTaskGroup<Void, any Error>
-        ) -> ReplayBuffer<[UInt8]> {
-            let replay = ReplayBuffer<[UInt8]>(limit: executor.retryBufferBytes, sizeOf: \.count)
+        ) -> ReplayBuffer<RPCRequestPart> {
+            let replay = ReplayBuffer<RPCRequestPart>(limit: executor.retryBufferBytes, sizeOf: \.byteCount)
             let serializer = self.serializer
             let limit = context.options.maxRequestMessageBytes ?? .max
+            let compression = context.options.messageCompression
             group.addTask {
                 do {
                     try await request.producer(RPCWriter(wrapping: ReplayWriter(buffer: replay) { message in
-                        try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request")
+                        .message(try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"),
+                                 compression?.flagsForWrite ?? [])
                     }))
                     replay.finish(.success(()))
                 } catch {
@@ -199,12 +203,12 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
 
         /// Sends the request metadata and every buffered message to one attempt's stream.
         private func forward(
-            _ replay: ReplayBuffer<[UInt8]>, _ metadata: Metadata, to outbound: RPCWriter<RPCRequestPart>.Closable
+            _ replay: ReplayBuffer<RPCRequestPart>, _ metadata: Metadata, to outbound: RPCWriter<RPCRequestPart>.Closable
         ) async {
             await send(metadata: metadata, to: outbound) { outbound in
                 var index = 0
                 while let message = try await replay.element(at: index) {
-                    try await outbound.write(.message(message))
+                    try await outbound.write(message)
                     index += 1
                 }
             }
@@ -319,9 +323,11 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             case .accepted(let metadata, let iterator):
                 let deserializer = self.deserializer
                 let limit = context.options.maxResponseMessageBytes ?? 4 * 1024 * 1024
+                let compression = context.options.messageCompression
                 let parts = MappedSequence(base: IteratorSequence(iterator: iterator)) { part -> StreamingClientResponse<Out>.BodyPart? in
                     switch part {
-                    case .message(let bytes):
+                    case .message(let bytes, let flags):
+                        compression?.recordRead(flags)
                         return .message(try deserializer.deserialize(Self.checkedSize(bytes, limit: limit, what: "response")))
                     case .status(let status, let trailers):
                         if let error = RPCError(status: status, metadata: trailers) { throw error }
@@ -345,8 +351,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
 
 /// Serializes request messages into a replay buffer.
 struct ReplayWriter<Message: Sendable>: RPCWriterProtocol {
-    let buffer: ReplayBuffer<[UInt8]>
-    let serialize: @Sendable (Message) throws -> [UInt8]
+    let buffer: ReplayBuffer<RPCRequestPart>
+    let serialize: @Sendable (Message) throws -> RPCRequestPart
 
     func write(_ message: Message) async throws {
         await buffer.append(try serialize(message))

@@ -9,13 +9,18 @@ public struct ServerContext: Sendable {
     /// Raised when the RPC is cancelled: by the client, a lost connection, or the deadline.
     /// The handler's task is cancelled at the same moment.
     public var cancellation: RPCCancellationHandle
+    /// Whether the request message read last arrived compressed, and whether the responses
+    /// written next are compressed (when the transport compresses this RPC's responses).
+    public var messageCompression: MessageCompressionControl
 
     public init(descriptor: MethodDescriptor, peer: String, deadline: ContinuousClock.Instant? = nil,
-                cancellation: RPCCancellationHandle = RPCCancellationHandle()) {
+                cancellation: RPCCancellationHandle = RPCCancellationHandle(),
+                messageCompression: MessageCompressionControl = MessageCompressionControl()) {
         self.descriptor = descriptor
         self.peer = peer
         self.deadline = deadline
         self.cancellation = cancellation
+        self.messageCompression = messageCompression
     }
 }
 

@@ -8,13 +8,15 @@ enum ServerRPCExecutor {
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async {
         let limit = settings.maxRequestMessageBytes
+        let compression = context.messageCompression
         let messages = MappedSequence(base: inbound) { part -> Input? in
-            guard case .message(let bytes) = part else {
+            guard case .message(let bytes, let flags) = part else {
                 throw RPCError(code: .internal, message: "the client sent metadata twice")
             }
             guard bytes.count <= limit else {
                 throw RPCError(code: .resourceExhausted, message: "request message of \(bytes.count) bytes exceeds the limit of \(limit)")
             }
+            compression.recordRead(flags)
             do {
                 return try deserializer.deserialize(bytes)
             } catch let error as RPCError {
@@ -96,8 +98,9 @@ enum ServerRPCExecutor {
         case .success(let contents):
             do {
                 try await outbound.write(.metadata(contents.metadata))
+                let compression = context.messageCompression
                 let writer = MappingWriter(target: outbound) { (message: Output) in
-                    RPCResponsePart.message(try serializer.serialize(message))
+                    RPCResponsePart.message(try serializer.serialize(message), compression.flagsForWrite)
                 }
                 let trailers = try await contents.producer(RPCWriter(wrapping: writer))
                 return (.ok, trailers)

@@ -176,7 +176,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         let stream = ClientStream(descriptor: descriptor, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
         stream.inbound = BufferedStream(
             highWatermark: .max,
-            sizeOf: { part in if case .message(let bytes) = part { bytes.count + 5 } else { 0 } },
+            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
             onConsume: { [weak stream] bytes in
                 guard bytes > 0, let stream else { return }
                 binding.connection.messageReadFromAnyThread(stream: stream)

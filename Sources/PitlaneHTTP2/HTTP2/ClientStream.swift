@@ -70,7 +70,7 @@ final class ClientStream: @unchecked Sendable {
                     }
                     bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: maxMessageBytes)
                 }
-                inbound.yield(.message(bytes))
+                inbound.yield(.message(bytes, message.compressed ? .compressed : []))
             }
         } catch {
             fail(RPCError.from(error))
@@ -168,9 +168,9 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
                 connection.loop.execute { stream.fail(failure) }
                 throw error
             }
-        case .message(let bytes):
+        case .message(let bytes, let flags):
             let connection = binding.connection
-            let framed = try MessageFramer.frame(bytes, compression: compression)
+            let framed = try MessageFramer.frame(bytes, compression: flags.contains(.noCompression) ? nil : compression)
             try await stream.outbound.enqueue(framed.count) {
                 connection.loop.execute { connection.queueData(stream, framed: framed) }
             }

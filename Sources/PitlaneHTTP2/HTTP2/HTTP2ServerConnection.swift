@@ -215,7 +215,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
                     }
                     bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: config.maxMessageBytes)
                 }
-                inbound.yield(.message(bytes))
+                inbound.yield(.message(bytes, message.compressed ? .compressed : []))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -346,7 +346,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         let id = stream.id
         let inbound = BufferedStream<RPCRequestPart>(
             highWatermark: .max,
-            sizeOf: { part in if case .message(let bytes) = part { bytes.count + 5 } else { 0 } },
+            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
             onConsume: { [loop] bytes in
                 guard bytes > 0 else { return }
                 loop.execute { self.messageRead(stream: id) }
@@ -466,8 +466,8 @@ struct ServerStreamWriter: ClosableRPCWriterProtocol {
             try await outbound.enqueue(0) {
                 onLoop { connection.sendResponseHeaders(stream: stream, metadata: metadata, compression: compression) }
             }
-        case .message(let bytes):
-            let framed = try MessageFramer.frame(bytes, compression: compression)
+        case .message(let bytes, let flags):
+            let framed = try MessageFramer.frame(bytes, compression: flags.contains(.noCompression) ? nil : compression)
             try await outbound.enqueue(framed.count) {
                 onLoop { connection.queueData(stream: stream, framed: framed) }
             }

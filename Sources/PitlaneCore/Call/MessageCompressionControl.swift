@@ -1,0 +1,46 @@
+import Synchronization
+
+/// Per-message compression for one RPC, shared by the code that writes and reads its messages
+/// and the RPC machinery beneath: whether the messages written next are compressed, and
+/// whether the message read last arrived compressed.
+///
+/// A server handler finds one in `ServerContext.messageCompression`; a client passes one in
+/// `CallOptions.messageCompression`.
+///
+/// ```swift
+/// context.messageCompression.compressesWrites = false   // the next responses go uncompressed
+/// try await writer.write(response)
+/// ```
+public final class MessageCompressionControl: Sendable {
+    private struct State {
+        var compressesWrites = true
+        var lastReadWasCompressed = false
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Whether messages written from now on are compressed, when the RPC compresses its
+    /// messages (the client's `CallOptions.compression`, the server transport's response
+    /// compression). Default true; false sends them uncompressed.
+    public var compressesWrites: Bool {
+        get { state.withLock { $0.compressesWrites } }
+        set { state.withLock { $0.compressesWrites = newValue } }
+    }
+
+    /// Whether the message read most recently arrived compressed on the wire.
+    public var lastReadWasCompressed: Bool {
+        state.withLock { $0.lastReadWasCompressed }
+    }
+
+    /// The flags for a message about to be written.
+    var flagsForWrite: MessageFlags {
+        compressesWrites ? [] : .noCompression
+    }
+
+    /// Notes the flags of a message just read.
+    func recordRead(_ flags: MessageFlags) {
+        state.withLock { $0.lastReadWasCompressed = flags.contains(.compressed) }
+    }
+}

@@ -1,0 +1,31 @@
+import PitlaneCore
+import PitlaneHTTP2
+
+/// A gRPC server over HTTP/2 serving `TestService` (and nothing else, so
+/// `grpc.testing.UnimplementedService` is unimplemented, as the descriptions want).
+public enum InteropServer {
+    /// The server for `address`. Its transport compresses responses with gzip whenever the
+    /// client accepts gzip; `TestService` turns that off for every response the request did not
+    /// ask to be compressed.
+    public static func make(
+        address: HTTP2ServerTransport.Address, security: HTTP2ServerTransport.Security = .plaintext
+    ) -> GRPCServer<HTTP2ServerTransport> {
+        var config = HTTP2ServerTransport.Config.defaults
+        config.responseCompression = .gzip
+        return GRPCServer(transport: HTTP2ServerTransport(address: address, security: security, config: config),
+                          services: [TestService()])
+    }
+}
+
+extension InteropServer {
+    /// Serves until the process ends; `onListening` gets the bound address first (the port the
+    /// system chose, for port 0).
+    public static func run(_ options: InteropServerOptions, onListening: @Sendable (SocketAddress) -> Void) async throws {
+        let server = make(address: options.address, security: options.security)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            onListening(try await server.listeningAddress)
+            try await group.waitForAll()
+        }
+    }
+}

@@ -1,0 +1,17 @@
+// `pitlane-interop-server --port=PORT`: grpc.testing.TestService for gRPC's interop tests.
+import Glibc
+import PitlaneInterop
+
+do {
+    let options = try InteropServerOptions(arguments: Array(CommandLine.arguments.dropFirst()))
+    try await InteropServer.run(options) { address in
+        print("listening \(address.port.map(String.init) ?? "unix:\(address.path ?? "")")")
+        fflush(nil)  // whoever started the server reads this line through a pipe
+    }
+} catch let error as UsageError {
+    printError("pitlane-interop-server: \(error)\n\(InteropServerOptions.usage)")
+    exit(2)
+} catch {
+    printError("pitlane-interop-server: \(error)")
+    exit(1)
+}
