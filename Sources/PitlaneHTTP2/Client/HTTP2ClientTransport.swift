@@ -203,8 +203,14 @@ public final class HTTP2ClientTransport: ClientTransport {
     /// A ready connection: the current one, a new one, or — while backing off — a failure
     /// (`.unavailable`) unless the call waits for ready.
     private func readyConnection(waitForReady: Bool) async throws -> HTTP2ClientConnection {
+        // A new connection that closed before its first stream (a server's idle limit on a
+        // slow machine, say) is no failure of the RPC: it connects once more.
+        var tryAgainAllowance = 2
         while true {
-            enum Next { case use(HTTP2ClientConnection), connect, wait, retryAt(ContinuousClock.Instant), fail(RPCError) }
+            enum Next {
+                case use(HTTP2ClientConnection), connect, wait, retryAt(ContinuousClock.Instant), fail(RPCError)
+                var isConnect: Bool { if case .connect = self { true } else { false } }
+            }
             let next: Next = state.withLock { state in
                 switch state.connection {
                 case .ready(let connection) where connection.isUsable: return .use(connection)
@@ -229,26 +235,39 @@ public final class HTTP2ClientTransport: ClientTransport {
             case .use(let connection): return connection
             case .fail(let error): throw error
             case .retryAt(let instant): try await Task.sleep(until: instant, clock: .continuous)
-            case .connect:
-                return try await establish()
-            case .wait:
-                return try await withCheckedThrowingContinuation { continuation in
-                    let now: HTTP2ClientConnection?? = state.withLock { state in
-                        switch state.connection {
-                        case .connecting(var waiters):
-                            waiters.append(continuation)
-                            state.connection = .connecting(waiters)
-                            return .none
-                        case .ready(let connection): return .some(connection)
-                        default: return .some(nil)
-                        }
-                    }
-                    switch now {
-                    case .none: break
-                    case .some(let connection?): continuation.resume(returning: connection)
-                    case .some(nil): continuation.resume(throwing: RPCError(code: .unavailable, message: "the connection attempt failed"))
-                    }
+            case .connect, .wait:
+                do {
+                    return try await (next.isConnect ? establish() : waitForConnection())
+                } catch is TryAgain where tryAgainAllowance > 0 {
+                    tryAgainAllowance -= 1
+                } catch is TryAgain {
+                    throw RPCError(code: .unavailable, message: "the new connection closed at once")
                 }
+            }
+        }
+    }
+
+    /// The connection an RPC waited for closed before any stream used it (or the attempt it
+    /// waited on is over): look at the state again.
+    private struct TryAgain: Error {}
+
+    /// Waits for the connection attempt in progress.
+    private func waitForConnection() async throws -> HTTP2ClientConnection {
+        try await withCheckedThrowingContinuation { continuation in
+            let now: HTTP2ClientConnection?? = state.withLock { state in
+                switch state.connection {
+                case .connecting(var waiters):
+                    waiters.append(continuation)
+                    state.connection = .connecting(waiters)
+                    return .none
+                case .ready(let connection): return .some(connection)
+                default: return .some(nil)
+                }
+            }
+            switch now {
+            case .none: break
+            case .some(let connection?): continuation.resume(returning: connection)
+            case .some(nil): continuation.resume(throwing: TryAgain())
             }
         }
     }
@@ -271,9 +290,8 @@ public final class HTTP2ClientTransport: ClientTransport {
                         return []
                     }
                     guard usable else {
-                        let gone = RPCError(code: .unavailable, message: "the new connection closed at once")
-                        for waiter in waiters { waiter.resume(throwing: gone) }
-                        throw gone
+                        for waiter in waiters { waiter.resume(throwing: TryAgain()) }
+                        throw TryAgain()
                     }
                     for waiter in waiters { waiter.resume(returning: connection) }
                     return connection
