@@ -15,9 +15,12 @@ public final class HTTP2ClientTransport: ClientTransport {
     public enum Target: Sendable, CustomStringConvertible {
         case ipv4(host: String, port: Int)
         case ipv6(host: String, port: Int)
-        /// Every address a name resolves to, tried in order (pick-first).
+        /// Every address a name resolves to: tried in order (pick-first), or each in turn
+        /// (round-robin, `Config.loadBalancing`).
         case dns(host: String, port: Int)
         case unixDomainSocket(path: String)
+        /// A fixed list of servers, as gRPC's `ipv4:host:port,host:port` targets name them.
+        case addresses([SocketAddress])
 
         func resolve() async throws -> [SocketAddress] {
             switch self {
@@ -25,6 +28,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             case .ipv6(let host, let port): [try .ipv6(host, port: port)]
             case .dns(let host, let port): try await SocketAddress.resolve(host: host, port: port)
             case .unixDomainSocket(let path): [try .unixDomainSocket(path: path)]
+            case .addresses(let addresses): addresses
             }
         }
 
@@ -33,6 +37,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             switch self {
             case .ipv4(let host, _), .ipv6(let host, _), .dns(let host, _): host
             case .unixDomainSocket: "localhost"
+            case .addresses(let addresses): addresses.first?.ipAddress ?? "localhost"
             }
         }
 
@@ -42,6 +47,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             case .ipv4(let host, let port), .dns(let host, let port): "\(host):\(port)"
             case .ipv6(let host, let port): "[\(host)]:\(port)"
             case .unixDomainSocket: "localhost"
+            case .addresses(let addresses): addresses.first?.plainDescription ?? "localhost"
             }
         }
 
@@ -51,6 +57,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             case .ipv6(let host, let port): "ipv6:[\(host)]:\(port)"
             case .dns(let host, let port): "dns:\(host):\(port)"
             case .unixDomainSocket(let path): "unix:\(path)"
+            case .addresses(let addresses): addresses.map(\.description).joined(separator: ",")
             }
         }
     }
@@ -63,6 +70,8 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var streamWindowBytes = 65_535
         /// Reconnection backoff (gRPC's connection-backoff): first delay 1 s, ×1.6, ±20 %, at most 120 s.
         public var backoff = Backoff()
+        /// How RPCs spread over the target's addresses. Default `.pickFirst`.
+        public var loadBalancing = LoadBalancing.pickFirst
         /// Event loop threads. Default 1.
         public var eventLoopThreads = 1
         /// How long a TCP (or Unix socket) connect may take before the attempt fails with
@@ -101,30 +110,24 @@ public final class HTTP2ClientTransport: ClientTransport {
         public init() {}
 
         public static var defaults: Config { Config() }
-    }
 
-    /// The connection's state, as gRPC's connectivity semantics name them.
-    private enum ConnectionState {
-        case idle
-        case connecting([CheckedContinuation<HTTP2ClientConnection, any Error>])
-        case ready(HTTP2ClientConnection)
-        case transientFailure(RPCError, retryAt: ContinuousClock.Instant)
-        case shutdown
-    }
-
-    private struct State {
-        var connection = ConnectionState.idle
-        var backoff: Duration?
+        /// gRPC's two standard policies.
+        public enum LoadBalancing: Sendable {
+            /// One connection, to the first address that accepts it.
+            case pickFirst
+            /// A connection to every address; RPCs take them in turn, skipping those backing off.
+            case roundRobin
+        }
     }
 
     public let target: Target
     public let security: Security
     public let config: Config
-    /// TLS: the context every connection's engine comes from, and the name they verify.
-    private let tls: (context: TLSContext, serverName: TLSEngine.ServerName)?
     private let serviceConfig: ServiceConfig
-    private let loops: EventLoopGroup
-    private let state = Mutex(State())
+    private let settings: ConnectionSettings
+    /// Nil until the first RPC resolves the target (round-robin) or needs the one subchannel.
+    private let subchannels = Mutex<[Subchannel]?>(nil)
+    private let nextPick = Atomic(0)
     private let gate = StreamGate(name: "HTTP/2 client transport")
 
     /// A transport for `target`; nothing connects until the first RPC.
@@ -136,17 +139,17 @@ public final class HTTP2ClientTransport: ClientTransport {
         self.target = target
         self.security = security
         self.config = config
-        if case .tls(let tlsConfig) = security {
-            tls = (try TLSContext.client(tlsConfig), TLSEngine.ServerName(tlsConfig.serverHostnameOverride ?? target.host))
-        } else {
-            tls = nil
+        let tls = try security.tlsConfig.map { tlsConfig in
+            (try TLSContext.client(tlsConfig), TLSEngine.ServerName(tlsConfig.serverHostnameOverride ?? target.host))
         }
         self.serviceConfig = serviceConfig
-        loops = try EventLoopGroup(threads: config.eventLoopThreads, name: "pitlane-client")
+        settings = ConnectionSettings(
+            loops: try EventLoopGroup(threads: config.eventLoopThreads, name: "pitlane-client"),
+            config: config, tls: tls, authority: target.authority)
     }
 
     deinit {
-        loops.shutdownInBackground()
+        settings.loops.shutdownInBackground()
     }
 
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
@@ -155,16 +158,66 @@ public final class HTTP2ClientTransport: ClientTransport {
 
     public func connect() async throws {
         await gate.waitUntilDrained()
-        let connection: HTTP2ClientConnection? = state.withLock { state in
-            defer { state.connection = .shutdown }
-            if case .ready(let connection) = state.connection { return connection }
-            return nil
+        let all = subchannels.withLock { subchannels in
+            defer { if subchannels == nil { subchannels = [] } }
+            return subchannels ?? []
         }
-        if let connection { connection.loop.execute { connection.drain() } }
+        for connection in all.compactMap({ $0.shutdown() }) {
+            connection.loop.execute { connection.drain() }
+        }
     }
 
     public func beginGracefulShutdown() {
         gate.beginShutdown()
+    }
+
+    /// A ready connection from the subchannel this RPC picks.
+    private func readyConnection(waitForReady: Bool) async throws -> HTTP2ClientConnection {
+        try await pick().readyConnection(waitForReady: waitForReady)
+    }
+
+    /// Pick-first: the one subchannel. Round-robin: the next ready one in turn, while the
+    /// others connect in the background; with none ready, the next that is not backing off.
+    private func pick() async throws -> Subchannel {
+        let all = try await allSubchannels()
+        guard all.count > 1 else {
+            guard let only = all.first else { throw RPCError(code: .unavailable, message: "the transport has shut down") }
+            return only
+        }
+        let turn = nextPick.wrappingAdd(1, ordering: .relaxed).oldValue & Int.max
+        var ready: [Subchannel] = []
+        for subchannel in all {
+            if subchannel.isReady { ready.append(subchannel) } else { subchannel.warmUp() }
+        }
+        if !ready.isEmpty { return ready[turn % ready.count] }
+        let eligible = all.filter { !$0.isBackingOff }
+        return eligible.isEmpty ? all[turn % all.count] : eligible[turn % eligible.count]
+    }
+
+    private func allSubchannels() async throws -> [Subchannel] {
+        if let made = subchannels.withLock({ $0 }) { return made }
+        let made: [Subchannel]
+        switch config.loadBalancing {
+        case .pickFirst:
+            made = [Subchannel(name: target.description, settings: settings, addresses: { [target] in try await target.resolve() })]
+        case .roundRobin:
+            let addresses: [SocketAddress]
+            do {
+                addresses = try await target.resolve()
+            } catch {
+                throw RPCError(code: .unavailable, message: "cannot resolve \(target): \(error)")
+            }
+            guard !addresses.isEmpty else { throw RPCError(code: .unavailable, message: "\(target) resolved to no address") }
+            made = addresses.map { address in
+                Subchannel(name: address.description, settings: settings, addresses: { [address] })
+            }
+        }
+        // The first RPCs may race here; the first to finish wins and the others use its list.
+        return subchannels.withLock { subchannels in
+            if let existing = subchannels { return existing }
+            subchannels = made
+            return made
+        }
     }
 
     public func withStream<T: Sendable>(
@@ -196,174 +249,6 @@ public final class HTTP2ClientTransport: ClientTransport {
             connection.loop.execute { connection.release(stream) }
         }
         return try await body(rpc)
-    }
-
-    // MARK: Connecting
-
-    /// A ready connection: the current one, a new one, or — while backing off — a failure
-    /// (`.unavailable`) unless the call waits for ready.
-    private func readyConnection(waitForReady: Bool) async throws -> HTTP2ClientConnection {
-        // A new connection that closed before its first stream (a server's idle limit on a
-        // slow machine, say) is no failure of the RPC: it connects once more.
-        var tryAgainAllowance = 2
-        while true {
-            enum Next {
-                case use(HTTP2ClientConnection), connect, wait, retryAt(ContinuousClock.Instant), fail(RPCError)
-                var isConnect: Bool { if case .connect = self { true } else { false } }
-            }
-            let next: Next = state.withLock { state in
-                switch state.connection {
-                case .ready(let connection) where connection.isUsable: return .use(connection)
-                case .ready:
-                    // It went away since; connect afresh.
-                    state.connection = .connecting([])
-                    return .connect
-                case .idle:
-                    state.connection = .connecting([])
-                    return .connect
-                case .connecting: return .wait
-                case .transientFailure(let error, let retryAt):
-                    if ContinuousClock.now >= retryAt {
-                        state.connection = .connecting([])
-                        return .connect
-                    }
-                    return waitForReady ? .retryAt(retryAt) : .fail(error)
-                case .shutdown: return .fail(RPCError(code: .unavailable, message: "the transport has shut down"))
-                }
-            }
-            switch next {
-            case .use(let connection): return connection
-            case .fail(let error): throw error
-            case .retryAt(let instant): try await Task.sleep(until: instant, clock: .continuous)
-            case .connect, .wait:
-                do {
-                    return try await (next.isConnect ? establish() : waitForConnection())
-                } catch is TryAgain where tryAgainAllowance > 0 {
-                    tryAgainAllowance -= 1
-                } catch is TryAgain {
-                    throw RPCError(code: .unavailable, message: "the new connection closed at once")
-                }
-            }
-        }
-    }
-
-    /// The connection an RPC waited for closed before any stream used it (or the attempt it
-    /// waited on is over): look at the state again.
-    private struct TryAgain: Error {}
-
-    /// Waits for the connection attempt in progress.
-    private func waitForConnection() async throws -> HTTP2ClientConnection {
-        try await withCheckedThrowingContinuation { continuation in
-            let now: HTTP2ClientConnection?? = state.withLock { state in
-                switch state.connection {
-                case .connecting(var waiters):
-                    waiters.append(continuation)
-                    state.connection = .connecting(waiters)
-                    return .none
-                case .ready(let connection): return .some(connection)
-                default: return .some(nil)
-                }
-            }
-            switch now {
-            case .none: break
-            case .some(let connection?): continuation.resume(returning: connection)
-            case .some(nil): continuation.resume(throwing: TryAgain())
-            }
-        }
-    }
-
-    /// Connects to the first address that accepts; records the outcome for waiters.
-    private func establish() async throws -> HTTP2ClientConnection {
-        var lastError = RPCError(code: .unavailable, message: "\(target) resolved to no address")
-        do {
-            for address in try await target.resolve() {
-                do {
-                    let connection = try await connect(to: address)
-                    // It may have gone away (GOAWAY from an idle limit) before this task ran again.
-                    let usable = connection.isUsable
-                    let waiters = state.withLock { state in
-                        defer {
-                            state.connection = usable ? .ready(connection) : .idle
-                            state.backoff = nil
-                        }
-                        if case .connecting(let waiters) = state.connection { return waiters }
-                        return []
-                    }
-                    guard usable else {
-                        for waiter in waiters { waiter.resume(throwing: TryAgain()) }
-                        throw TryAgain()
-                    }
-                    for waiter in waiters { waiter.resume(returning: connection) }
-                    return connection
-                } catch let error as RPCError {
-                    lastError = error
-                }
-            }
-        } catch is CancellationError {
-            // Only the RPC that was connecting was cancelled: the next one tries afresh,
-            // without a backoff that the peer did not earn.
-            let waiters = state.withLock { state in
-                defer { state.connection = .idle }
-                if case .connecting(let waiters) = state.connection { return waiters }
-                return []
-            }
-            let error = RPCError(code: .unavailable, message: "the connection attempt was cancelled")
-            for waiter in waiters { waiter.resume(throwing: error) }
-            throw CancellationError()
-        } catch {
-            lastError = RPCError(code: .unavailable, message: "cannot resolve \(target): \(error)")
-        }
-        let waiters = state.withLock { state in
-            let backoff = nextBackoff(after: state.backoff)
-            state.backoff = backoff
-            defer { state.connection = .transientFailure(lastError, retryAt: .now + jittered(backoff)) }
-            if case .connecting(let waiters) = state.connection { return waiters }
-            return []
-        }
-        for waiter in waiters { waiter.resume(throwing: lastError) }
-        throw lastError
-    }
-
-    private func connect(to address: SocketAddress) async throws -> HTTP2ClientConnection {
-        let loop = loops.next()
-        let socket: Socket
-        do {
-            socket = try Socket(for: address)
-        } catch {
-            throw RPCError(code: .unavailable, message: "cannot create a socket for \(address): \(error)")
-        }
-        let engine: TLSEngine?
-        do {
-            engine = try tls.map { try $0.context.makeEngine(serverName: $0.serverName) }
-        } catch {
-            throw RPCError(code: .unavailable, message: "cannot set up TLS for \(address): \(error)")
-        }
-        let connection = HTTP2ClientConnection(
-            socket: socket, loop: loop, authority: target.authority, config: config, tls: engine,
-            onClose: { [weak self] connection in self?.forget(connection) }
-        )
-        let outcome = OneShot<Result<Void, RPCError>>()
-        loop.execute {
-            connection.start(to: address) { result in outcome.fulfil(result) }
-        }
-        try await outcome.value().get()
-        return connection
-    }
-
-    /// A closed (or draining) connection is replaced on the next RPC.
-    private func forget(_ connection: HTTP2ClientConnection) {
-        state.withLock { state in
-            if case .ready(let current) = state.connection, current === connection { state.connection = .idle }
-        }
-    }
-
-    private func nextBackoff(after previous: Duration?) -> Duration {
-        guard let previous else { return config.backoff.initial }
-        return min(previous * config.backoff.multiplier, config.backoff.maximum)
-    }
-
-    private func jittered(_ duration: Duration) -> Duration {
-        duration * Double.random(in: (1 - config.backoff.jitter)...(1 + config.backoff.jitter))
     }
 }
 

@@ -43,17 +43,8 @@ struct SocketTests {
     func connectionRefused() async throws {
         let loop = try EventLoop.start(name: "refused")
         defer { loop.shutdownGracefully() }
-        // A port held by a bound socket that never listens: connecting is refused, and no
-        // other test's listener can take the port meanwhile.
-        let holder = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { Glibc.close(holder) }
-        var any = sockaddr_in()
-        any.sin_family = sa_family_t(AF_INET)
-        any.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        try #require(withUnsafePointer(to: &any) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) } } == 0)
-        try #require(withUnsafeMutablePointer(to: &any) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } } == 0)
-        let closed = try SocketAddress.ipv4("127.0.0.1", port: Int(UInt16(bigEndian: any.sin_port)))
+        let refusing = RefusingPort()
+        let closed = try SocketAddress.ipv4("127.0.0.1", port: refusing.port)
 
         let error = await #expect(throws: SocketError.self) {
             _ = try await EchoClient.roundTrip([1, 2, 3], to: closed, on: loop)
