@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """grpcio's streaming benchmark client: grpc_bench_client.py --port N --seconds S.
-Prints JSON lines: server-streaming messages/s on one stream, ping-pong round trips/s."""
+Prints JSON lines: server-streaming messages/s on one stream, ping-pong round trips/s. The
+bench drives every server with pitlane-bench-client; this client shows grpcio end to end."""
 import argparse
 import json
 import queue
@@ -27,7 +28,7 @@ def main():
         if count % 1000 == 0 and time.monotonic() >= end:
             break
     call.cancel()
-    print(json.dumps({"impl": "grpcio", "case": "server-stream", "per_s": count / args.seconds}))
+    print(json.dumps({"impl": "grpcio", "client": "grpcio", "case": "server-stream", "per_s": count / args.seconds}))
 
     pings = queue.Queue()
     def requests():
@@ -44,7 +45,7 @@ def main():
             pings.put(None)
             break
         pings.put(True)
-    print(json.dumps({"impl": "grpcio", "case": "ping-pong", "per_s": count / args.seconds}))
+    print(json.dumps({"impl": "grpcio", "client": "grpcio", "case": "ping-pong", "per_s": count / args.seconds}))
 
 
 if __name__ == "__main__":

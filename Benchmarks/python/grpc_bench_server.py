@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """grpcio's side of the gRPC benchmark: serves bench.v1.Bench on 127.0.0.1.
 
-  grpc_bench_server.py [--port N]    prints "listening PORT", serves until killed
+  grpc_bench_server.py [--port N] [--workers N]    prints "listening PORT", serves until killed
+
+grpcio's synchronous server runs each RPC on a worker thread for the RPC's whole life, so
+holding K streams open at once takes --workers K or more.
 """
 import argparse
 from concurrent import futures
@@ -14,6 +17,7 @@ import bench_service
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--workers", type=int, default=8)
     args = parser.parse_args()
     pb, rpc = bench_service.load()
 
@@ -29,7 +33,7 @@ def main():
             for request in requests:
                 yield request
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=args.workers))
     rpc.add_BenchServicer_to_server(Bench(), server)
     port = server.add_insecure_port(f"127.0.0.1:{args.port}")
     server.start()

@@ -2,11 +2,15 @@
 """Prints benchmark JSON lines (stdin) as a table with ratios to the C++ peer.
 
   report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}
-  report.py grpc       lines: {"impl", "case", "rps", "mean_latency", "failed"}, stream lines
-                       {"impl", "case", "per_s"} and rss lines
+  report.py grpc       lines from scripts/bench-grpc: h2load's {"impl", "case", "rps",
+                       "mean_latency", "failed"}; pitlane-bench-client's {"impl", "client", "case",
+                       "per_s", "p50_us", "p99_us"}; {"case": "rss"} and {"case": "idle streams"};
+                       several runs of a case are reduced to their median
   report.py swiftkart  lines: {"followers", "p50_ms", "p99_ms", "messages_per_s", "server_rss_kib", "kib_per_follower"}
 """
 import json
+import os
+import statistics
 import sys
 
 
@@ -27,41 +31,86 @@ def protobuf(rows):
                   f"{encode:>12,.0f} {encode * size / 1e6:>8.1f} {ratio_decode:>12} {ratio_encode:>12}")
 
 
+def microseconds(text):
+    """h2load's '183us', '1.66ms' or '2.01s' in µs."""
+    for unit, scale in (("us", 1), ("ms", 1e3), ("s", 1e6)):
+        if text.endswith(unit):
+            return float(text[:-len(unit)]) * scale
+    return float("nan")
+
+
 def grpc(rows):
-    # Published gRPC C++ 1.51 figures on this kind of machine (bench/README), for scale only:
-    # they were not measured in this run.
-    reference = {"unary c=1 m=1": 10255, "unary c=4 m=32": 64847}
-    by_key = {(row["impl"], row["case"]): row for row in rows}
-    print(f"{'case':<16} {'impl':<8} {'req/s':>10} {'mean':>9} {'failed':>7} {'×grpcio':>8} {'×C++ (ref)':>11}")
-    for case in ("unary c=1 m=1", "unary c=4 m=32"):
-        peer = by_key.get(("grpcio", case))
-        for impl in ("pitlane", "grpcio"):
-            row = by_key.get((impl, case))
-            if row is None:
-                continue
-            versus_peer = f"{row['rps'] / peer['rps']:.2f}" if peer and peer["rps"] else "-"
-            print(f"{case:<16} {impl:<8} {row['rps']:>10,.0f} {row['mean_latency']:>9} {row['failed']:>7} "
-                  f"{versus_peer:>8} {row['rps'] / reference[case]:>11.2f}")
-    reference_streams = {"server-stream": 152584, "ping-pong": 15090}
-    for case in ("server-stream", "ping-pong"):
-        peer = by_key.get(("grpcio", case))
-        for impl in ("pitlane", "grpcio"):
-            row = by_key.get((impl, case))
-            if row is None:
-                continue
-            versus_peer = f"{row['per_s'] / peer['per_s']:.2f}" if peer and peer["per_s"] else "-"
-            unit = "msgs/s" if case == "server-stream" else "trips/s"
-            print(f"{case:<16} {impl:<8} {row['per_s']:>10,.0f} {unit:>9} {'':>7} {versus_peer:>8} "
-                  f"{row['per_s'] / reference_streams[case]:>11.2f}")
-    for impl in ("pitlane", "grpcio"):
-        row = by_key.get((impl, "rss"))
-        if row:
-            print(f"server RSS {impl}: {row['idle_kib'] / 1024:.1f} MiB idle, {row['after_load_kib'] / 1024:.1f} MiB after load")
-    idle = by_key.get(("pitlane", "idle streams"))
-    if idle:
-        per_stream = (idle["rss_after_kib"] - idle["rss_before_kib"]) / idle["streams"]
-        print(f"memory per idle open stream (pitlane, {idle['streams']} streams): {per_stream:.1f} KiB "
-              f"(reference: C++ 15.6, grpc-swift 18.8, grpcio 23.6 KiB)")
+    # Median over the runs of each (server, client, case); h2load's mean latency becomes µs.
+    runs = {}
+    for row in rows:
+        if "mean_latency" in row:
+            row = dict(row, mean_us=microseconds(row.pop("mean_latency")))
+        key = (row["impl"], row.get("client", "pitlane"), row["case"])
+        runs.setdefault(key, []).append(row)
+    median = {key: {field: statistics.median(row[field] for row in group)
+                    for field, value in group[0].items() if isinstance(value, (int, float))}
+              for key, group in runs.items()}
+
+    def figure(impl, case, field, client="pitlane"):
+        row = median.get((impl, client, case))
+        return row.get(field) if row else None
+
+    def rss(impl, field):
+        kib = figure(impl, "rss", field)
+        return kib / 1024 if kib is not None else None
+
+    def per_stream(impl):
+        row = median.get((impl, "pitlane", "idle streams"))
+        return (row["rss_after_kib"] - row["rss_before_kib"]) / row["streams"] if row else None
+
+    # (label, unit, figure per server, target): a ratio target is Pitlane ÷ C++ (≥ for rates,
+    # ≤ for latencies); a number is an absolute ceiling for Pitlane.
+    lines = [
+        ("unary c=1 m=1 (h2load)", "req/s", lambda i: figure(i, "unary c=1 m=1", "rps"), "≥ 1.0"),
+        ("  mean latency (h2load)", "µs", lambda i: figure(i, "unary c=1 m=1", "mean_us"), None),
+        ("unary, 1 in flight (client)", "calls/s", lambda i: figure(i, "unary sequential", "per_s"), None),
+        ("  p50 latency", "µs", lambda i: figure(i, "unary sequential", "p50_us"), None),
+        ("  p99 latency", "µs", lambda i: figure(i, "unary sequential", "p99_us"), "≤ 1.0"),
+        ("unary c=4 m=32 (h2load)", "req/s", lambda i: figure(i, "unary c=4 m=32", "rps"), "≥ 1.0"),
+        ("server-stream, 1 stream", "msgs/s", lambda i: figure(i, "server-stream", "per_s"), "≥ 1.0"),
+        ("ping-pong, 1 stream", "trips/s", lambda i: figure(i, "ping-pong", "per_s"), "≥ 1.0"),
+        ("  p50 round trip", "µs", lambda i: figure(i, "ping-pong", "p50_us"), None),
+        ("  p99 round trip", "µs", lambda i: figure(i, "ping-pong", "p99_us"), "≤ 1.0"),
+        ("server RSS idle", "MiB", lambda i: rss(i, "idle_kib"), None),
+        ("server RSS peak under load", "MiB", lambda i: rss(i, "peak_kib"), None),
+        ("memory per idle open stream", "KiB", per_stream, 4.0),
+    ]
+    count = max((len(group) for group in runs.values()), default=0)
+    print(f"median of {count} run(s); streams and latency percentiles driven by pitlane-bench-client, "
+          f"unary throughput by h2load, against each server")
+    print(f"{'case':<30} {'unit':<8} {'pitlane':>10} {'C++':>10} {'grpcio':>10} {'pitlane÷C++':>12} {'target':>8}  verdict")
+    for label, unit, get, target in lines:
+        pitlane, cpp, grpcio = get("pitlane"), get("cpp"), get("grpcio")
+        ratio = pitlane / cpp if pitlane is not None and cpp else None
+        verdict, goal = "", ""
+        if isinstance(target, str) and ratio is not None:
+            goal = target
+            verdict = "met" if (ratio >= 1.0 if target.startswith("≥") else ratio <= 1.0) else "SHORT"
+        elif isinstance(target, float) and pitlane is not None:
+            goal = f"≤ {target:g} {unit}"
+            verdict = "met" if pitlane <= target else "SHORT"
+
+        def cell(value):
+            if value is None:
+                return "-"
+            return f"{value:,.1f}" if unit in ("MiB", "KiB") or value < 100 else f"{value:,.0f}"
+        print(f"{label:<30} {unit:<8} {cell(pitlane):>10} {cell(cpp):>10} {cell(grpcio):>10} "
+              f"{f'{ratio:.2f}' if ratio is not None else '-':>12} {goal:>8}  {verdict}")
+
+    failed = {key: row["failed"] for key, row in median.items() if row.get("failed")}
+    for (impl, _, case), number in failed.items():
+        print(f"warning: h2load saw {number:.0f} failed requests against {impl} ({case})")
+    own_stream = figure("grpcio", "server-stream", "per_s", client="grpcio")
+    own_pingpong = figure("grpcio", "ping-pong", "per_s", client="grpcio")
+    if own_stream is not None:
+        print(f"grpcio's own client against grpcio: server-stream {own_stream:,.0f} msgs/s, "
+              f"ping-pong {own_pingpong:,.0f} trips/s")
+    print("load average (1, 5, 15 min) at report time: " + ", ".join(f"{load:.2f}" for load in os.getloadavg()))
 
 
 def swiftkart(rows):
