@@ -53,8 +53,10 @@ def grpc(rows):
         return kib / 1024 if kib is not None else None
 
     def per_stream(impl):
-        row = median.get((impl, "pitlane", "idle streams"))
-        return (row["rss_after_kib"] - row["rss_before_kib"]) / row["streams"] if row else None
+        row = median.get((impl, "pitlane", "idle streams"), {})
+        if "rss_after_kib" not in row or "rss_before_kib" not in row:
+            return None
+        return (row["rss_after_kib"] - row["rss_before_kib"]) / row["streams"]
 
     # (label, unit, figure per server, target): a ratio target is Pitlane ÷ C++ (≥ for rates,
     # ≤ for latencies); a number is an absolute ceiling for Pitlane.
