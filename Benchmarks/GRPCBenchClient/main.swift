@@ -1,16 +1,16 @@
 // Pitlane's gRPC benchmark client, driving any bench.v1.Bench server (Pitlane's, gRPC C++'s,
 // grpcio's), so that one harness measures them all.
 //
-//   pitlane-bench-client --port N [--seconds S] [--label SERVER]
+//   pitlane-bench-client --port N [--seconds S] [--label SERVER] [--body-size BYTES]
 //       one server stream's messages/s, then one ping-pong stream's round trips/s with p50/p99
-//   pitlane-bench-client --port N --unary-latency [--seconds S] [--label SERVER]
+//   pitlane-bench-client --port N --unary-latency [--seconds S] [--label SERVER] [--body-size BYTES]
 //       sequential unary calls, one in flight: calls/s with p50/p99
 //   pitlane-bench-client --port N --idle-streams K [--seconds S]
 //       opens K ping-pong streams, each answered once, prints "streams open", holds them S seconds
 //
 // Prints JSON lines whose "impl" is SERVER (default "pitlane"): the server measured, not this
-// client. Latencies are in microseconds. The first half second of every measurement is warm-up
-// and is not counted.
+// client; "bytes" is the messages' body size (default 16). Latencies are in microseconds.
+// The first half second of every measurement is warm-up and is not counted.
 import Glibc
 import PitlaneCore
 import PitlaneHTTP2
@@ -23,6 +23,7 @@ struct Options {
     var label = "pitlane"
     var idleStreams = 0
     var unaryLatency = false
+    var bodySize = 16
 
     static func parse() -> Options {
         var options = Options()
@@ -38,6 +39,7 @@ struct Options {
             case "--seconds": options.seconds = Double(value) ?? options.seconds
             case "--label": options.label = value
             case "--idle-streams": options.idleStreams = Int(value) ?? 0
+            case "--body-size": options.bodySize = Int(value) ?? options.bodySize
             default: fatalError("unknown flag \(flag)")
             }
         }
@@ -46,7 +48,7 @@ struct Options {
 }
 let options = Options.parse()
 let label = options.label
-let body = [UInt8](repeating: 0x42, count: 16)
+let body = [UInt8](repeating: 0x42, count: options.bodySize)
 let clock = ContinuousClock()
 let duration = Duration.milliseconds(Int(options.seconds * 1000))
 let warmUp = Duration.milliseconds(500)
@@ -83,7 +85,7 @@ struct Recorder {
         let elapsed = measuring.flatMap { since in last.map { $0 - since } } ?? .zero
         let rate = elapsed > .zero ? Double(count) / (elapsed.microseconds / 1e6) : 0
         var fields = [#""impl": "\#(label)""#, #""client": "pitlane""#, #""case": "\#(caseName)""#,
-                      #""per_s": \#(rate.rounded())"#]
+                      #""bytes": \#(body.count)"#, #""per_s": \#(rate.rounded())"#]
         if !latencies.isEmpty {
             let sorted = latencies.sorted()
             // Nearest rank: the smallest latency at least `p` of the calls did not exceed.

@@ -4,7 +4,7 @@
   report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}
   report.py grpc       lines from scripts/bench-grpc: h2load's {"impl", "case", "rps", "p50_us",
                        "p99_us", "mean_latency", "failed"}; the stream clients' {"impl",
-                       "client", "case", "per_s", "p50_us", "p99_us"}; {"case": "rss"},
+                       "client", "case", "bytes", "per_s", "p50_us", "p99_us"}; {"case": "rss"},
                        {"case": "idle streams"} and {"case": "load"}; the runs of a case are
                        reduced to their median
   report.py swiftkart  lines: {"followers", "p50_ms", "p99_ms", "messages_per_s", "server_rss_kib", "kib_per_follower"}
@@ -32,10 +32,10 @@ def protobuf(rows):
 
 
 def grpc(rows):
-    # Median over the runs of each numeric figure of each (server, client, case).
+    # Median over the runs of each numeric figure of each (server, client, case, body size).
     runs = {}
     for row in rows:
-        key = (row["impl"], row.get("client", "pitlane"), row["case"])
+        key = (row["impl"], row.get("client", "pitlane"), row["case"], row.get("bytes", 16))
         runs.setdefault(key, []).append(row)
 
     def median_of(group):
@@ -44,8 +44,8 @@ def grpc(rows):
                 for field in fields}
     median = {key: median_of(group) for key, group in runs.items() if key[2] != "load"}
 
-    def figure(impl, case, field, client="pitlane"):
-        row = median.get((impl, client, case))
+    def figure(impl, case, field, client="pitlane", size=16):
+        row = median.get((impl, client, case, size))
         return row.get(field) if row else None
 
     def rss(impl, field):
@@ -53,7 +53,7 @@ def grpc(rows):
         return kib / 1024 if kib is not None else None
 
     def per_stream(impl):
-        row = median.get((impl, "pitlane", "idle streams"), {})
+        row = median.get((impl, "pitlane", "idle streams", 16), {})
         if "rss_after_kib" not in row or "rss_before_kib" not in row:
             return None
         return (row["rss_after_kib"] - row["rss_before_kib"]) / row["streams"]
@@ -78,13 +78,17 @@ def grpc(rows):
         ("ping-pong, C++ client", "trips/s", lambda i: figure(i, "ping-pong", "per_s", "cpp"), "≥ 1.0"),
         ("  p50 round trip", "µs", lambda i: figure(i, "ping-pong", "p50_us", "cpp"), None),
         ("  p99 round trip", "µs", lambda i: figure(i, "ping-pong", "p99_us", "cpp"), "≤ 1.0"),
+        ("unary c=4 m=32, 1 KiB (h2load)", "req/s", lambda i: figure(i, "unary c=4 m=32", "rps", size=1024), "≥ 1.0"),
+        ("server-stream, 1 KiB", "msgs/s", lambda i: figure(i, "server-stream", "per_s", size=1024), "≥ 1.0"),
+        ("ping-pong, 1 KiB", "trips/s", lambda i: figure(i, "ping-pong", "per_s", size=1024), "≥ 1.0"),
+        ("  p99 round trip", "µs", lambda i: figure(i, "ping-pong", "p99_us", size=1024), "≤ 1.0"),
         ("server RSS idle", "MiB", lambda i: rss(i, "idle_kib"), None),
         ("server RSS peak under load", "MiB", lambda i: rss(i, "peak_kib"), None),
         ("memory per idle open stream", "KiB", per_stream, 4.0),
     ]
     count = max((len(group) for key, group in runs.items() if key[2] != "load"), default=0)
-    print(f"median of {count} run(s); every server under the same load: unary by h2load, '(client)' "
-          f"and stream rows by pitlane-bench-client unless they say C++ client (grpc_bench_client)")
+    print(f"median of {count} run(s); 16 B bodies unless a row says 1 KiB; every server under the same load: "
+          f"unary by h2load, '(client)' and stream rows by pitlane-bench-client unless they say C++ client")
     print(f"{'case':<30} {'unit':<8} {'pitlane':>10} {'C++':>10} {'grpcio':>10} {'pitlane÷C++':>12} {'target':>8}  verdict")
     for label, unit, get, target in lines:
         pitlane, cpp, grpcio = get("pitlane"), get("cpp"), get("grpcio")
@@ -105,8 +109,8 @@ def grpc(rows):
               f"{f'{ratio:.2f}' if ratio is not None else '-':>12} {goal:>8}  {verdict}")
 
     failed = {key: row["failed"] for key, row in median.items() if row.get("failed")}
-    for (impl, _, case), number in failed.items():
-        print(f"warning: h2load saw {number:.0f} failed requests against {impl} ({case})")
+    for (impl, _, case, size), number in failed.items():
+        print(f"warning: h2load saw {number:.0f} failed requests against {impl} ({case}, {size} B)")
     # The issue's reading: each stack's own client against its own server.
     for case, unit in (("server-stream", "msgs/s"), ("ping-pong", "trips/s")):
         own = {impl: figure(impl, case, "per_s", client=impl) for impl in ("pitlane", "cpp", "grpcio")}
