@@ -16,6 +16,9 @@ let package = Package(
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
         .executable(name: "swiftkart-server", targets: ["swiftkart-server"]),
         .executable(name: "swiftkart", targets: ["swiftkart"]),
+        .executable(name: "orders-server", targets: ["orders-server"]),
+        .executable(name: "orders", targets: ["orders"]),
+        .executable(name: "chat", targets: ["chat"]),
         .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
         .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
     ],
@@ -57,6 +60,22 @@ let package = Package(
         ),
         .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "Pitlane"]),
         .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "Pitlane"]),
+
+        // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
+        // the reconnecting client (OrderStreamStore); one server for both, and their clients.
+        .target(
+            name: "Orders",
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
+            plugins: ["PitlaneGenerator"]
+        ),
+        .target(
+            name: "Chat",
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
+            plugins: ["PitlaneGenerator"]
+        ),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "Chat", "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "chat", dependencies: ["Chat", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(
@@ -122,6 +141,10 @@ let package = Package(
         .testTarget(
             name: "InteropTests",
             dependencies: ["PitlaneInterop", "PitlaneHTTP2", "PitlaneCore", "TestSupport"]
+        ),
+        .testTarget(
+            name: "OrdersTests",
+            dependencies: ["Orders", "Chat", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
         ),
         .testTarget(
             name: "SeedPortTests",

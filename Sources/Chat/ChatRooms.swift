@@ -1,0 +1,186 @@
+import Glibc
+import Orders
+import PitlaneCore
+import PitlaneProtobuf
+import PitlaneSQLite
+import Synchronization
+
+public typealias ChatEvent = Chat_V1_ChatEvent
+public typealias ChatMessage = Chat_V1_ChatMessage
+
+/// The chat rooms: messages stored in SQLite, numbered per room, and everyone in a room.
+///
+/// One lock orders everything that happens in the rooms: a message is stored and queued for
+/// every participant of its room in the same critical section, and so are joins (the history a
+/// joiner gets is read there too) and leaves — so every participant sees one order per room,
+/// with nothing missed or repeated between the history and the live messages. Each
+/// participant's queue is bounded; one that falls `backlog` events behind is disconnected with
+/// `.resourceExhausted` and the room hears that it left.
+public final class ChatRooms: Sendable {
+    public struct Settings: Sendable {
+        /// Messages a joiner gets from before it joined.
+        public var history = 50
+        /// Events a participant may fall behind before it is disconnected.
+        public var backlog = 256
+        public init() {}
+    }
+
+    /// Someone in a room: what the server sends them waits in `mailbox`.
+    public struct Participant: Sendable {
+        public let room: String
+        public let nickname: String
+        public let mailbox: Mailbox<ChatEvent>
+    }
+
+    private struct Rooms: ~Copyable {
+        var database: SQLiteDatabase
+        var members: [String: [String: Participant]] = [:]
+    }
+
+    public let settings: Settings
+    private let rooms: Mutex<Rooms>
+
+    /// Opens (creating) the message store at `path`.
+    public init(path: String, settings: Settings = Settings()) throws {
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode = WAL")
+        // The file may be shared with the order log, whose migrations own `user_version`.
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS chat_messages (
+                room TEXT NOT NULL,
+                id INTEGER NOT NULL,
+                nickname TEXT NOT NULL,
+                text TEXT NOT NULL,
+                sent_at INTEGER NOT NULL,
+                PRIMARY KEY (room, id)
+            ) WITHOUT ROWID
+            """)
+        self.settings = settings
+        rooms = Mutex(Rooms(database: database))
+    }
+
+    /// A mailbox bounded by `settings.backlog`, for `join`.
+    public func makeMailbox() -> Mailbox<ChatEvent> {
+        Mailbox(limit: settings.backlog) { limit in
+            RPCError(code: .resourceExhausted, message: "you fell more than \(limit) events behind the room and were disconnected; join again")
+        }
+    }
+
+    /// Joins `room` as `nickname`, receiving into `mailbox` (from `makeMailbox()`): it starts
+    /// with `joined` and the last `history` messages; the others hear of the join.
+    public func join(room: String, nickname: String, mailbox: Mailbox<ChatEvent>) throws -> Participant {
+        guard !room.isEmpty, !nickname.isEmpty else {
+            throw RPCError(code: .invalidArgument, message: "joining needs a room and a nickname")
+        }
+        let participant = Participant(room: room, nickname: nickname, mailbox: mailbox)
+        try rooms.withLock { rooms in
+            guard rooms.members[room]?[nickname] == nil else {
+                throw RPCError(code: .alreadyExists, message: "'\(nickname)' is already in \(room)")
+            }
+            let history = try Self.recent(room, count: settings.history, in: rooms.database)
+            rooms.members[room, default: [:]][nickname] = participant
+            participant.mailbox.offer(.with {
+                $0.joined = .with { $0.room = room; $0.participants = rooms.members[room]!.keys.sorted() }
+            })
+            for message in history { participant.mailbox.offer(.with { $0.message = message }) }
+            Self.broadcast(Self.presence(nickname, .joined), to: room, except: nickname, in: &rooms)
+        }
+        return participant
+    }
+
+    /// Leaves the room; the others hear of it.
+    public func leave(_ participant: Participant) {
+        rooms.withLock { rooms in
+            guard rooms.members[participant.room]?[participant.nickname]?.mailbox === participant.mailbox else { return }
+            Self.remove(participant.nickname, from: participant.room, in: &rooms)
+        }
+        participant.mailbox.end(.finished)
+    }
+
+    /// Stores a message and queues it for everyone in the room, the sender included.
+    @discardableResult
+    public func send(_ text: String, from participant: Participant) throws -> ChatMessage {
+        guard !text.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs text") }
+        guard text.utf8.count <= 4_096 else { throw RPCError(code: .invalidArgument, message: "messages are at most 4096 bytes") }
+        return try rooms.withLock { rooms in
+            let now = Self.now()
+            let next = try rooms.database.prepare("SELECT coalesce(max(id), 0) + 1 FROM chat_messages WHERE room = ?")
+            try next.bind(.text(participant.room))
+            _ = try next.step()
+            let message = ChatMessage.with {
+                $0.id = next.int64(at: 0)
+                $0.nickname = participant.nickname
+                $0.text = text
+                $0.sentAt = now
+            }
+            try rooms.database.prepare("INSERT INTO chat_messages (room, id, nickname, text, sent_at) VALUES (?, ?, ?, ?, ?)")
+                .bind(.text(participant.room), .integer(message.id), .text(message.nickname), .text(text),
+                      .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)))
+                .run()
+            Self.broadcast(.with { $0.message = message }, to: participant.room, except: nil, in: &rooms)
+            return message
+        }
+    }
+
+    /// Who is in `room` now.
+    public func participants(in room: String) -> [String] {
+        rooms.withLock { $0.members[room].map { $0.keys.sorted() } ?? [] }
+    }
+
+    /// Disconnects everyone with `.unavailable`: the server is shutting down.
+    public func shutdown() {
+        let everyone = rooms.withLock { rooms in
+            defer { rooms.members.removeAll() }
+            return rooms.members.values.flatMap(\.values)
+        }
+        for participant in everyone {
+            participant.mailbox.end(.failed(RPCError(code: .unavailable, message: "the server is shutting down; join again")))
+        }
+    }
+
+    // MARK: Inside the lock
+
+    /// Queues `event` for the room; participants whose queue overflows are removed (the room
+    /// hears they left).
+    private static func broadcast(_ event: ChatEvent, to room: String, except nickname: String?, in rooms: inout Rooms) {
+        var overflowed: [String] = []
+        for (name, participant) in rooms.members[room] ?? [:] where name != nickname {
+            if !participant.mailbox.offer(event) { overflowed.append(name) }
+        }
+        for name in overflowed { remove(name, from: room, in: &rooms) }
+    }
+
+    private static func remove(_ nickname: String, from room: String, in rooms: inout Rooms) {
+        rooms.members[room]?[nickname] = nil
+        if rooms.members[room]?.isEmpty == true { rooms.members[room] = nil }
+        broadcast(presence(nickname, .left), to: room, except: nil, in: &rooms)
+    }
+
+    private static func recent(_ room: String, count: Int, in database: SQLiteDatabase) throws -> [ChatMessage] {
+        let statement = try database.prepare("""
+            SELECT id, nickname, text, sent_at FROM chat_messages WHERE room = ? ORDER BY id DESC LIMIT ?
+            """)
+        try statement.bind(.text(room), .int(count))
+        var messages: [ChatMessage] = []
+        while try statement.step() {
+            let sentAt = statement.int64(at: 3)
+            messages.append(.with {
+                $0.id = statement.int64(at: 0)
+                $0.nickname = statement.text(at: 1)
+                $0.text = statement.text(at: 2)
+                $0.sentAt = Google_Protobuf_Timestamp(seconds: sentAt / 1_000_000_000, nanos: Int32(sentAt % 1_000_000_000))
+            })
+        }
+        return messages.reversed()
+    }
+
+    private static func presence(_ nickname: String, _ change: Chat_V1_Presence.Change) -> ChatEvent {
+        .with { $0.presence = .with { $0.nickname = nickname; $0.change = change; $0.at = now() } }
+    }
+
+    private static func now() -> Google_Protobuf_Timestamp {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Google_Protobuf_Timestamp(seconds: Int64(time.tv_sec), nanos: Int32(time.tv_nsec))
+    }
+}

@@ -1,0 +1,241 @@
+import PitlaneCore
+import PitlaneProtobuf
+import Synchronization
+
+/// The order tracker (`orders.v1.OrderTracking`) on an `OrderLog` and an `OrderFeed`.
+///
+/// Handlers read the caller from the metadata the authentication interceptor adds
+/// (`OrderAccess.interceptor()`); a customer reaches only their own orders.
+public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
+    private let log: OrderLog
+    private let feed: OrderFeed
+    private let access: OrderAccess
+
+    public init(log: OrderLog, feed: OrderFeed, access: OrderAccess) {
+        self.log = log
+        self.feed = feed
+        self.access = access
+    }
+
+    public func getOrder(request: ServerRequest<Orders_V1_GetOrderRequest>, context: ServerContext) async throws
+        -> ServerResponse<OrderSnapshot> {
+        let orderID = request.message.orderID
+        let user = try OrderAccess.caller(request.metadata)
+        guard let snapshot = try log.snapshot(of: orderID) else { throw Self.notFound(orderID) }
+        try access.authorize(user, forOrderOf: snapshot.customerID, orderID: orderID)
+        return ServerResponse(message: snapshot)
+    }
+
+    public func createOrder(request: ServerRequest<Orders_V1_CreateOrderRequest>, context: ServerContext) async throws
+        -> ServerResponse<OrderSnapshot> {
+        let user = try OrderAccess.caller(request.metadata)
+        let customer = request.message.customerID.isEmpty ? user : request.message.customerID
+        try access.authorize(user, forOrderOf: customer, orderID: request.message.orderID)
+        let orderID = request.message.orderID.isEmpty ? Self.newOrderID() : request.message.orderID
+        guard orderID.utf8.count <= 128 else { throw RPCError(code: .invalidArgument, message: "order ids are at most 128 bytes") }
+        return ServerResponse(message: try log.createOrder(id: orderID, customerID: customer, etaDisplay: request.message.etaDisplay))
+    }
+
+    public func publishUpdate(request: ServerRequest<Orders_V1_PublishUpdateRequest>, context: ServerContext) async throws
+        -> ServerResponse<OrderUpdate> {
+        let orderID = request.message.orderID
+        try authorize(request.metadata, orderID)
+        guard let event = request.message.event.map(OrderEvent.init) else {
+            throw RPCError(code: .invalidArgument, message: "an update needs an event")
+        }
+        let logged = try log.publish(event, to: orderID) { feed.deliver($0, for: orderID) }
+        return ServerResponse(message: logged.message)
+    }
+
+    public func watchOrder(request: ServerRequest<Orders_V1_WatchOrderRequest>, context: ServerContext) async throws
+        -> StreamingServerResponse<OrderUpdate> {
+        let orderID = request.message.orderID
+        try authorize(request.metadata, orderID)
+        let start = try log.startSequence(for: orderID, since: request.message.sinceUpdateID)
+        let streamer = UpdateStreamer(log: log, feed: feed, orderID: orderID, include: { [] })
+        return StreamingServerResponse { writer in
+            try await streamer.run(after: start) { try await writer.write($0) }
+            return [:]
+        }
+    }
+
+    /// The first request picks the order, the position and the kinds; later ones replace the
+    /// kinds on the open stream. The client's half-close ends the RPC.
+    public func followOrder(request: StreamingServerRequest<Orders_V1_FollowOrderRequest>, context: ServerContext) async throws
+        -> StreamingServerResponse<OrderUpdate> {
+        let metadata = request.metadata
+        return StreamingServerResponse { writer in
+            let selection = FollowSelection()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await message in request.messages { try selection.receive(message) }
+                        selection.finish(nil)
+                    } catch {
+                        selection.finish(error)
+                    }
+                }
+                group.addTask {
+                    guard let first = try await selection.first() else { return }
+                    try authorize(metadata, first.orderID)
+                    let start = try log.startSequence(for: first.orderID, since: first.sinceUpdateID)
+                    let streamer = UpdateStreamer(log: log, feed: feed, orderID: first.orderID, include: { selection.include })
+                    try await streamer.run(after: start) { try await writer.write($0) }
+                }
+                // Whichever ends first ends the RPC: the half-close, a failure, or the stream.
+                let first = await group.nextResult()
+                group.cancelAll()
+                if case .failure(let error) = first { throw error }
+            }
+            return [:]
+        }
+    }
+
+    private func authorize(_ metadata: Metadata, _ orderID: String) throws {
+        let user = try OrderAccess.caller(metadata)
+        guard let header = try log.header(of: orderID) else { throw Self.notFound(orderID) }
+        try access.authorize(user, forOrderOf: header.customerID, orderID: orderID)
+    }
+
+    private static func notFound(_ orderID: String) -> RPCError {
+        RPCError(code: .notFound, message: orderID.isEmpty ? "an order id is required" : "no order '\(orderID)'")
+    }
+
+    private static func newOrderID() -> String {
+        "ord-" + String(UInt64.random(in: 0 ... .max) >> 16, radix: 36)
+    }
+}
+
+extension OrderEvent {
+    init(_ event: Orders_V1_PublishUpdateRequest.OneOf_Event) {
+        switch event {
+        case .statusChanged(let change): self = .statusChanged(change)
+        case .etaChanged(let change): self = .etaChanged(change)
+        case .courierMoved(let move): self = .courierMoved(move)
+        case .timelineEvent(let entry): self = .timelineEvent(entry)
+        }
+    }
+}
+
+/// Sends one watcher every update of an order after a position, exactly once and in order:
+/// the backlog from the log, then live updates from the feed. It subscribes before reading
+/// the backlog, so the switch-over has no gap, and drops live updates it already sent from the
+/// log, so it has no duplicate. Kinds the watcher did not include are skipped; when it has
+/// skipped some and nothing else is waiting, a position marker (an update with no event) keeps
+/// the client's resume position current.
+struct UpdateStreamer: Sendable {
+    let log: OrderLog
+    let feed: OrderFeed
+    let orderID: String
+    /// The kinds wanted now; empty means every kind.
+    let include: @Sendable () -> Set<EventKind>
+
+    func run(after start: Int64, write: (OrderUpdate) async throws -> Void) async throws {
+        let subscription = feed.subscribe(to: orderID)
+        defer { feed.unsubscribe(subscription) }
+        var position = Position(handled: start, sent: start)
+
+        // The backlog, page by page, until the log has nothing newer.
+        while try await sendFromLog(after: &position, before: nil, write: write) {}
+
+        // Live: a gap (only possible if the feed were behind the log) is filled from the log.
+        while true {
+            let next: LoggedUpdate
+            if let queued = subscription.poll() {
+                next = queued
+            } else {
+                try await sendMarkerIfSkipped(&position, write: write)
+                guard let live = try await subscription.next() else { return }
+                next = live
+            }
+            guard next.sequence > position.handled else { continue }
+            while next.sequence > position.handled + 1, try await sendFromLog(after: &position, before: next.sequence, write: write) {}
+            try await send(next, &position, write: write)
+        }
+    }
+
+    private struct Position {
+        /// The last update sent or skipped.
+        var handled: Int64
+        /// The last position the client was told about.
+        var sent: Int64
+    }
+
+    /// One page of the log after `position` (and before `before`); false when it was empty.
+    private func sendFromLog(after position: inout Position, before: Int64?, write: (OrderUpdate) async throws -> Void) async throws -> Bool {
+        let page = try log.updates(of: orderID, after: position.handled).filter { before == nil || $0.sequence < before! }
+        for update in page { try await send(update, &position, write: write) }
+        return !page.isEmpty
+    }
+
+    private func send(_ update: LoggedUpdate, _ position: inout Position, write: (OrderUpdate) async throws -> Void) async throws {
+        position.handled = update.sequence
+        let wanted = include()
+        guard wanted.isEmpty || wanted.contains(update.kind) else { return }
+        try await write(update.message)
+        position.sent = update.sequence
+    }
+
+    private func sendMarkerIfSkipped(_ position: inout Position, write: (OrderUpdate) async throws -> Void) async throws {
+        guard position.handled > position.sent else { return }
+        try await write(.with { $0.updateID = log.token(of: orderID, sequence: position.handled) })
+        position.sent = position.handled
+    }
+}
+
+/// Hands FollowOrder's first request to the streaming task, and keeps the `include` set that
+/// later requests replace.
+private final class FollowSelection: Sendable {
+    private struct State {
+        var first: Orders_V1_FollowOrderRequest?
+        var waiter: CheckedContinuation<Orders_V1_FollowOrderRequest?, any Error>?
+        var ended: Result<Void, any Error>?
+        var include: Set<EventKind> = []
+    }
+
+    private let state = Mutex(State())
+
+    var include: Set<EventKind> { state.withLock { $0.include } }
+
+    func receive(_ request: Orders_V1_FollowOrderRequest) throws {
+        let waiter: CheckedContinuation<Orders_V1_FollowOrderRequest?, any Error>? = try state.withLock { state in
+            state.include = Set(request.include.filter { $0 != .unspecified })
+            guard let first = state.first else {
+                state.first = request
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            guard request.orderID.isEmpty || request.orderID == first.orderID else {
+                throw RPCError(code: .invalidArgument, message: "a FollowOrder stream follows one order ('\(first.orderID)')")
+            }
+            return nil
+        }
+        waiter?.resume(returning: request)
+    }
+
+    func finish(_ error: (any Error)?) {
+        let waiter = state.withLock { state in
+            state.ended = error.map { .failure($0) } ?? .success(())
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        if let error { waiter?.resume(throwing: error) } else { waiter?.resume(returning: nil) }
+    }
+
+    /// The first request; nil if the client half-closed without one.
+    func first() async throws -> Orders_V1_FollowOrderRequest? {
+        try await withCheckedThrowingContinuation { continuation in
+            let result: Result<Orders_V1_FollowOrderRequest?, any Error>? = state.withLock { state in
+                if let first = state.first { return .success(first) }
+                switch state.ended {
+                case .failure(let error): return .failure(error)
+                case .success: return .success(nil)
+                case nil:
+                    state.waiter = continuation
+                    return nil
+                }
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+// orders-server: the live order tracker (orders.v1.OrderTracking), the chat rooms
+// (chat.v1.ChatRoom) and the health service on one port, on one SQLite file.
+import Chat
+import Dispatch
+import Foundation
+import Orders
+import PitlaneCore
+import PitlaneHTTP2
+import PitlaneHealth
+import SwiftKart
+
+let usage = """
+    usage: orders-server [--host 127.0.0.1] [--port 8090] [--unix PATH] [--database data/orders.sqlite]
+                         [--tokens TOKEN=USER,...] [--staff USER,...]
+                         [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
+                         [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
+      Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
+      staff reach every order. Default tokens: alice-token=alice,bob-token=bob,staff-token=staff.
+    """
+
+func log(_ message: String) {
+    FileHandle.standardError.write(Data("orders-server: \(message)\n".utf8))
+}
+
+do {
+    let options = try CommandLineOptions(
+        Array(CommandLine.arguments.dropFirst()),
+        valueOptions: ["host", "port", "unix", "database", "tokens", "staff", "retain-updates", "retain-seconds",
+                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams"])
+    let databasePath = options["database"] ?? "data/orders.sqlite"
+    let directory = (databasePath as NSString).deletingLastPathComponent
+    if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+
+    let retention = OrderLog.Retention(
+        maxUpdatesPerOrder: max(1, try options.integer("retain-updates", default: 10_000)),
+        maxAge: .seconds(max(1, try options.integer("retain-seconds", default: 7 * 24 * 3600))))
+    guard let durability = OrderLog.Durability(rawValue: options["durability"] ?? "full") else {
+        throw CommandLineOptions.UsageError(description: "--durability is full or normal")
+    }
+    let orderLog = try OrderLog(path: databasePath, retention: retention, durability: durability)
+    let feed = OrderFeed(bufferLimit: max(1, try options.integer("watch-buffer", default: 1_024)))
+    let access: OrderAccess
+    do {
+        access = try OrderAccess(tokens: options["tokens"] ?? "alice-token=alice,bob-token=bob,staff-token=staff",
+                                 staff: options["staff"] ?? "staff")
+    } catch let error as RPCError {
+        throw CommandLineOptions.UsageError(description: "--tokens: \(error.message)")
+    }
+    var chatSettings = ChatRooms.Settings()
+    chatSettings.history = max(0, try options.integer("chat-history", default: chatSettings.history))
+    chatSettings.backlog = max(1, try options.integer("chat-backlog", default: chatSettings.backlog))
+    let rooms = try ChatRooms(path: databasePath, settings: chatSettings)
+    let health = HealthService()
+
+    let address: HTTP2ServerTransport.Address
+    if let path = options["unix"] {
+        address = .unixDomainSocket(path: path)
+    } else {
+        let port = try options.integer("port", default: 8090)
+        guard (0...65_535).contains(port) else { throw CommandLineOptions.UsageError(description: "--port must be 0...65535") }
+        address = .ipv4(host: options["host"] ?? "127.0.0.1", port: port)
+    }
+    var config = HTTP2ServerTransport.Config.defaults
+    config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
+    let server = GRPCServer(
+        transport: .http2(address: address, config: config),
+        services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health],
+        interceptors: [access.interceptor()])
+
+    // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.
+    let signalSources = onTerminationSignals { name in
+        log("\(name): shutting down gracefully")
+        health.enterNotServing()
+        feed.shutdown()
+        rooms.shutdown()
+        server.beginGracefulShutdown()
+    }
+    defer { signalSources.forEach { $0.cancel() } }
+
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await server.serve() }
+        let listening = try await server.listeningAddress
+        health.setStatus(.serving)
+        for service in [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor] {
+            health.setStatus(.serving, forService: service.fullyQualifiedService)
+        }
+        log("listening on \(listening); database \(databasePath) (log epoch \(String(orderLog.epoch, radix: 16)), "
+            + "\(durability) durability, keeping \(retention.maxUpdatesPerOrder) updates per order)")
+        FileHandle.standardOutput.write(Data("listening on \(listening)\n".utf8))
+        try await group.waitForAll()
+    }
+    log("stopped")
+} catch let error as CommandLineOptions.UsageError {
+    log("\(error)\n\(usage)")
+    exit(2)
+} catch {
+    log("error: \(error)")
+    exit(1)
+}
