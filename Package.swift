@@ -69,13 +69,13 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
         .target(
-            name: "Chat",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
+            name: "LiveChat",
+            dependencies: ["Orders", "PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "Chat", "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
         .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
-        .executableTarget(name: "chat", dependencies: ["Chat", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "chat", dependencies: ["LiveChat", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(
@@ -144,7 +144,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OrdersTests",
-            dependencies: ["Orders", "Chat", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
+            dependencies: ["Orders", "LiveChat", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
         ),
         .testTarget(
             name: "SeedPortTests",

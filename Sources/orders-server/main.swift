@@ -1,6 +1,6 @@
 // orders-server: the live order tracker (orders.v1.OrderTracking), the chat rooms
 // (chat.v1.ChatRoom) and the health service on one port, on one SQLite file.
-import Chat
+import LiveChat
 import Dispatch
 import Foundation
 import Orders

@@ -1,0 +1,227 @@
+import Foundation
+import Orders
+import PitlaneCore
+import PitlaneHTTP2
+import TestSupport
+import Testing
+
+/// Resumable watching against the real `orders-server` over TCP: every update exactly once and
+/// in order, across disconnects, server crashes and retention.
+@Suite("orders-server: resume, crash, retention, concurrency")
+struct OrderResumeTests {
+    @Test("a watcher disconnected after every one of 1,000 updates and resumed applies exactly the published sequence")
+    func disconnectEverywhere() async throws {
+        let server = try await OrdersServer()
+        defer { Task { await server.stop() } }
+        try await server.withOrders(token: "alice-token") { alice in
+            let start = try await alice.createOrder(.with { $0.orderID = "resume" }).latestUpdateID
+            let count = 1_000
+            async let published: [OrderUpdate] = {
+                var acknowledged: [OrderUpdate] = []
+                for index in 0..<count { acknowledged.append(try await alice.publish("u\(index)", to: "resume")) }
+                return acknowledged
+            }()
+            // One update per stream: the watcher disconnects at every point of the sequence, in the
+            // backlog, at the switch to live and in live updates, while the publisher runs.
+            var applied: [OrderUpdate] = []
+            var since = start
+            var streams = 0
+            while applied.count < count {
+                let next = try await alice.collect("resume", since: since, count: 1)
+                streams += 1
+                applied += next
+                if let last = next.last { since = last.updateID }
+            }
+            let acknowledged = try await published
+            #expect(applied.map(\.title) == (0..<count).map { "u\($0)" })
+            #expect(applied.map(\.updateID) == acknowledged.map(\.updateID))
+            #expect(Set(applied.map(\.updateID)).count == count)
+            #expect(streams == count)
+            // And a single watcher from the start sees the same.
+            let whole = try await alice.collect("resume", since: start, count: count)
+            #expect(whole.map(\.updateID) == acknowledged.map(\.updateID))
+        }
+        let (status, log) = await server.stop()
+        #expect(status == 0, "\(log)")
+    }
+
+    @Test("kill -9 while publishing and watching, restart: every acknowledged update arrives, once, in order")
+    func crashAndRestart() async throws {
+        let server = try await OrdersServer()
+        let orderID = "crash"
+        let start = try await server.withOrders(token: "alice-token") { try await $0.createOrder(.with { $0.orderID = orderID }).latestUpdateID }
+        _ = start
+        let (appliedIDs, appliedSink) = AsyncStream.makeStream(of: String.self)
+        let states = Locked<[OrderConnectionState]>([])
+        let total = 300
+        try await server.withClient(token: "alice-token") { client in
+            var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
+            settings.backoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+            let store = OrderStreamStore(orderID: orderID, client: client, settings: settings) { change in
+                switch change {
+                case .applied(let update, _): appliedSink.yield(update.updateID)
+                case .connection(let state): states.withLock { $0.append(state) }
+                case .bootstrapped: break
+                }
+            }
+            let watching = Task { await store.run() }
+            let orders = OrdersClient(wrapping: client)
+            let (progress, reportProgress) = AsyncStream.makeStream(of: Int.self)
+            // The publisher retries each update until it is acknowledged; an update committed
+            // just before the crash but never acknowledged may appear once more under a retry.
+            let publisher = Task {
+                var acknowledged: [String] = []
+                let options = CallOptions.defaults.with { $0.waitForReady = true; $0.timeout = .seconds(10) }
+                for index in 0..<total {
+                    while true {
+                        do {
+                            acknowledged.append(try await orders.publish("c\(index)", to: orderID, options: options).updateID)
+                            break
+                        } catch let error as RPCError where error.code == .unavailable || error.code == .deadlineExceeded || error.code == .unknown || error.code == .cancelled {
+                            continue
+                        }
+                    }
+                    reportProgress.yield(index + 1)
+                }
+                reportProgress.finish()
+                return acknowledged
+            }
+            for await done in progress where done == total / 2 {
+                let (status, _) = await server.stop(signal: SIGKILL)
+                #expect(status == SIGKILL || status == 9 || status != 0)
+                try await server.restart()
+                break
+            }
+            let acknowledged = try await publisher.value
+            // Wait (by the store's own reports) until the last acknowledged update was applied.
+            var applied: [String] = []
+            for await id in appliedIDs {
+                applied.append(id)
+                if id == acknowledged.last { break }
+            }
+            watching.cancel()
+            await watching.value
+            #expect(Set(applied).count == applied.count, "an update was applied twice")
+            let appliedSet = Set(applied)
+            #expect(acknowledged.allSatisfy(appliedSet.contains), "an acknowledged update never arrived")
+            // The applied sequence is the log itself: what a fresh watcher reads from the start.
+            let log = try await orders.collect(orderID, since: start, count: applied.count)
+            #expect(log.map(\.updateID) == applied)
+            #expect(states.value.contains(.live) && states.value.contains { if case .retrying = $0 { true } else { false } })
+            #expect(store.bootstrapCount == 1)
+        }
+        await server.stop()
+    }
+
+    @Test("a token older than retention is OUT_OF_RANGE, and OrderStreamStore re-bootstraps by itself")
+    func expiredTokenRebootstraps() async throws {
+        let server = try await OrdersServer(["--retain-updates", "5"])
+        let orderID = "expiry"
+        try await server.withOrders(token: "alice-token") { alice in
+            let start = try await alice.createOrder(.with { $0.orderID = orderID }).latestUpdateID
+            for index in 0..<10 { _ = try await alice.publish("e\(index)", to: orderID) }
+            let error = await rpcError { _ = try await alice.collect(orderID, since: start, count: 1) }
+            #expect(error?.code == .outOfRange)
+            #expect(error?.message.contains("call GetOrder again") == true, "\(String(describing: error))")
+            // The last five are still there.
+            let snapshot = try await alice.getOrder(.with { $0.orderID = orderID })
+            _ = snapshot
+        }
+
+        // The store is live; while the server is down the log moves on past retention.
+        let (changes, sink) = AsyncStream.makeStream(of: OrderStreamStore<HTTP2ClientTransport>.Change.self)
+        try await server.withClient(token: "alice-token") { client in
+            var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
+            settings.backoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+            let store = OrderStreamStore(orderID: orderID, client: client, settings: settings) { sink.yield($0) }
+            let watching = Task { await store.run() }
+            var iterator = changes.makeAsyncIterator()
+            while let change = await iterator.next() { if case .connection(.live) = change { break } }
+
+            await server.stop(signal: SIGKILL)
+            let offline = try OrderLog(path: server.databasePath, retention: .init(maxUpdatesPerOrder: 5))
+            for index in 0..<20 { _ = try offline.publish(.etaChanged(.with { $0.etaDisplay = "\(index) min" }), to: orderID) }
+            try await server.restart()
+
+            var sawOutOfRangeRecovery = false
+            while let change = await iterator.next() {
+                if case .bootstrapped(let order, _) = change {
+                    #expect(order.etaText == "19 min")
+                    sawOutOfRangeRecovery = true
+                }
+                if sawOutOfRangeRecovery, case .connection(.live) = change { break }
+            }
+            #expect(store.bootstrapCount == 2)
+            // Live again: the next update arrives.
+            let update = try await OrdersClient(wrapping: client).publishUpdate(.with {
+                $0.orderID = orderID
+                $0.statusChanged = .with { $0.status = .delivered }
+            })
+            while let change = await iterator.next() {
+                if case .applied(let applied, let order) = change {
+                    #expect(applied.updateID == update.updateID)
+                    #expect(order.status == .delivered && order.etaText == "19 min")
+                    break
+                }
+            }
+            watching.cancel()
+            await watching.value
+            #expect(store.connectionState == .idle)
+        }
+        await server.stop()
+    }
+
+    @Test("8 concurrent publishers and 100 watchers on one order: one order everywhere, each publisher's in its order")
+    func publishersAndWatchers() async throws {
+        let server = try await OrdersServer(["--durability", "normal"])
+        let orderID = "busy"
+        let publishers = 8, perPublisher = 50, watchers = 100
+        let total = publishers * perPublisher
+        let start = try await server.withOrders(token: "staff-token") {
+            try await $0.createOrder(.with { $0.orderID = orderID; $0.customerID = "alice" }).latestUpdateID
+        }
+        let received = Locked<[[OrderUpdate]]>([])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            // 100 watchers from the creation point, on 4 connections: backlog, switch-over, live.
+            for _ in 0..<4 {
+                group.addTask {
+                    try await server.withOrders(token: "alice-token") { alice in
+                        try await withThrowingTaskGroup(of: Void.self) { streams in
+                            for _ in 0..<(watchers / 4) {
+                                streams.addTask {
+                                    let updates = try await alice.collect(orderID, since: start, count: total)
+                                    received.withLock { $0.append(updates) }
+                                }
+                            }
+                            try await streams.waitForAll()
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                try await server.withOrders(token: "staff-token") { staff in
+                    try await withThrowingTaskGroup(of: Void.self) { publishing in
+                        for publisher in 0..<publishers {
+                            publishing.addTask {
+                                for index in 0..<perPublisher { _ = try await staff.publish("p\(publisher)-\(index)", to: orderID) }
+                            }
+                        }
+                        try await publishing.waitForAll()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sequences = received.value
+        #expect(sequences.count == watchers)
+        let reference = try #require(sequences.first)
+        #expect(reference.count == total)
+        for sequence in sequences { #expect(sequence.map(\.updateID) == reference.map(\.updateID)) }
+        for publisher in 0..<publishers {
+            let mine = reference.map(\.title).filter { $0.hasPrefix("p\(publisher)-") }
+            #expect(mine == (0..<perPublisher).map { "p\(publisher)-\($0)" })
+        }
+        await server.stop()
+    }
+}
+

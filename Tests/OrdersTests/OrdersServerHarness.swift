@@ -1,0 +1,103 @@
+import Foundation
+import Orders
+import PitlaneCore
+import PitlaneHTTP2
+import TestSupport
+
+typealias OrdersClient = Orders_V1_OrderTracking.Client<HTTP2ClientTransport>
+
+/// The built `orders-server` on a database in a temporary directory, restartable on the same
+/// port (after a SIGTERM or a `kill -9`) and database.
+final class OrdersServer: Sendable {
+    static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let executable = root.appending(path: ".build/debug/orders-server").path
+    static let ordersCLI = root.appending(path: ".build/debug/orders").path
+
+    let directory: TemporaryDirectory
+    let arguments: [String]
+    private let current: Locked<ServerProcess?>
+    let port: Int
+
+    var databasePath: String { directory.path + "/orders.sqlite" }
+
+    /// Starts a server; `arguments` are added to the port and database.
+    init(_ arguments: [String] = []) async throws {
+        directory = try TemporaryDirectory()
+        self.arguments = arguments
+        let process = try await ServerProcess.start(Self.executable, ["--port", "0", "--database", directory.path + "/orders.sqlite"] + arguments)
+        port = process.port
+        current = Locked(process)
+    }
+
+    /// Stops the server with `signal` (SIGKILL: `kill -9`); returns its exit status and log.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) async -> (status: Int32, log: String) {
+        guard let process = current.withLock({ current in defer { current = nil }; return current }) else { return (0, "") }
+        return await process.stop(signal: signal)
+    }
+
+    /// Starts the server again on the same port and database.
+    func restart(_ extraArguments: [String] = []) async throws {
+        let process = try await ServerProcess.start(
+            Self.executable, ["--port", String(port), "--database", databasePath] + arguments + extraArguments)
+        current.withLock { $0 = process }
+    }
+
+    func transport() throws -> HTTP2ClientTransport {
+        var config = HTTP2ClientTransport.Config.defaults
+        config.backoff.initial = .milliseconds(20)
+        config.backoff.maximum = .milliseconds(200)
+        return try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port), config: config)
+    }
+
+    /// Runs `body` with a client that authenticates with `token` (none when nil).
+    func withClient<T: Sendable>(token: String?, _ body: (GRPCClient<HTTP2ClientTransport>) async throws -> T) async throws -> T {
+        let interceptors: [any ClientInterceptor] = token.map { [BearerTokenClientInterceptor(token: $0)] } ?? []
+        return try await withGRPCClient(transport: try transport(), interceptors: interceptors, handleClient: body)
+    }
+
+    func withOrders<T: Sendable>(token: String?, _ body: (OrdersClient) async throws -> T) async throws -> T {
+        try await withClient(token: token) { try await body(OrdersClient(wrapping: $0)) }
+    }
+}
+
+extension OrdersClient {
+    /// Publishes a timeline event titled `title`.
+    func publish(_ title: String, to orderID: String, options: CallOptions = .defaults) async throws -> OrderUpdate {
+        try await publishUpdate(.with {
+            $0.orderID = orderID
+            $0.timelineEvent = .with { $0.id = title; $0.title = title }
+        }, options: options)
+    }
+
+    /// Watches `orderID` from `since` until `count` updates came (or the stream ended).
+    func collect(_ orderID: String, since: String, count: Int) async throws -> [OrderUpdate] {
+        try await watchOrder(.with { $0.orderID = orderID; $0.sinceUpdateID = since }) { response in
+            var updates: [OrderUpdate] = []
+            guard count > 0 else { return updates }
+            for try await update in response.messages {
+                updates.append(update)
+                if updates.count == count { break }
+            }
+            return updates
+        }
+    }
+}
+
+extension OrderUpdate {
+    /// The title of a timeline event (what the tests publish).
+    var title: String {
+        if case .timelineEvent(let event) = event { return event.title }
+        return ""
+    }
+}
+
+/// The error `body` fails with, as an `RPCError`.
+func rpcError(_ body: () async throws -> Void) async -> RPCError? {
+    do {
+        try await body()
+        return nil
+    } catch {
+        return error as? RPCError
+    }
+}
