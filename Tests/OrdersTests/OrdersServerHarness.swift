@@ -43,6 +43,21 @@ final class OrdersServer: Sendable {
         current.withLock { $0 = process }
     }
 
+    /// Runs `body` with a new server, stopping it afterwards (also when `body` throws); expects
+    /// a clean exit after SIGTERM.
+    static func with<T: Sendable>(_ arguments: [String] = [], _ body: (OrdersServer) async throws -> T) async throws -> T {
+        let server = try await OrdersServer(arguments)
+        do {
+            let result = try await body(server)
+            let (status, log) = await server.stop()
+            if status != 0 { throw UncleanExit(description: "orders-server exited with \(status): \(log)") }
+            return result
+        } catch {
+            await server.stop(signal: SIGKILL)
+            throw error
+        }
+    }
+
     func transport() throws -> HTTP2ClientTransport {
         var config = HTTP2ClientTransport.Config.defaults
         config.backoff.initial = .milliseconds(20)
@@ -100,4 +115,18 @@ func rpcError(_ body: () async throws -> Void) async -> RPCError? {
     } catch {
         return error as? RPCError
     }
+}
+
+/// Where two sequences first differ, described briefly; nil when they are equal (failure
+/// messages stay short for sequences of thousands).
+func firstDifference<T: Equatable>(_ actual: [T], _ expected: [T]) -> String? {
+    guard actual != expected else { return nil }
+    let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(actual.count, expected.count)
+    let got = index < actual.count ? "\(actual[index])" : "the end"
+    let wanted = index < expected.count ? "\(expected[index])" : "the end"
+    return "\(actual.count) vs \(expected.count) elements; at \(index): \(got), expected \(wanted)"
+}
+
+struct UncleanExit: Error, CustomStringConvertible {
+    let description: String
 }
