@@ -74,8 +74,8 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
-        .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
-        .executableTarget(name: "chat", dependencies: ["LiveChat", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"]),
+        .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"]),
+        .executableTarget(name: "chat", dependencies: ["LiveChat", "SwiftKart", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(

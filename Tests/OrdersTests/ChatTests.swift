@@ -1,0 +1,219 @@
+import Foundation
+import LiveChat
+import Orders
+import PitlaneCore
+import PitlaneHTTP2
+import TestSupport
+import Testing
+
+typealias ChatClient = Chat_V1_ChatRoom.Client<HTTP2ClientTransport>
+
+/// The chat rooms on the real `orders-server`.
+@Suite("orders-server: chat")
+struct ChatTests {
+    /// One participant: joins, waits for `go`, sends `texts`, and reads until it has seen
+    /// `expecting` messages; returns every message it received.
+    static func participant(_ chat: ChatClient, room: String, nickname: String, texts: [String], expecting: Int,
+                            joined: AsyncStream<String>.Continuation, go: AsyncStream<Void>) async throws -> [ChatMessage] {
+        let (done, finish) = AsyncStream.makeStream(of: Void.self)
+        return try await chat.chat { writer in
+            try await writer.write(.with { $0.join = .with { $0.room = room; $0.nickname = nickname } })
+            for await _ in go { break }
+            for text in texts { try await writer.write(.with { $0.send = .with { $0.text = text } }) }
+            for await _ in done {}  // keep the stream open until everything arrived
+        } onResponse: { response in
+            defer { finish.finish() }
+            var messages: [ChatMessage] = []
+            for try await event in response.messages {
+                switch event.event {
+                case .joined: joined.yield(nickname)
+                case .message(let message):
+                    messages.append(message)
+                    if messages.count == expecting { return messages }
+                case .presence, nil: break
+                }
+            }
+            return messages
+        }
+    }
+
+    @Test("50 participants: each receives every message, all in the same order, ids 1...n")
+    func fiftyParticipants() async throws {
+        try await OrdersServer.with { server in
+            let people = 50, perPerson = 4
+            let total = people * perPerson
+            let (joined, joinedSink) = AsyncStream.makeStream(of: String.self)
+            var goes: [AsyncStream<Void>.Continuation] = []
+            let received = Locked<[String: [ChatMessage]]>([:])
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for person in 0..<people {
+                    let (go, goSink) = AsyncStream.makeStream(of: Void.self)
+                    goes.append(goSink)
+                    group.addTask {
+                        try await server.withClient(token: nil) { client in
+                            let messages = try await Self.participant(
+                                ChatClient(wrapping: client), room: "lobby", nickname: "p\(person)",
+                                texts: (0..<perPerson).map { "p\(person) says \($0)" }, expecting: total, joined: joinedSink, go: go)
+                            received.withLock { $0["p\(person)"] = messages }
+                        }
+                    }
+                }
+                // Everyone is in before anyone speaks, so everyone should hear everything.
+                var count = 0
+                for await _ in joined {
+                    count += 1
+                    if count == people { break }
+                }
+                for go in goes { go.yield() }
+                try await group.waitForAll()
+            }
+            let all = received.value
+            #expect(all.count == people)
+            let reference = try #require(all["p0"])
+            #expect(reference.map(\.id) == Array(1...Int64(total)))
+            for (name, messages) in all {
+                #expect(firstDifference(messages.map(\.id), reference.map(\.id)) == nil, "\(name)")
+                #expect(firstDifference(messages.map(\.text), reference.map(\.text)) == nil, "\(name)")
+            }
+            for person in 0..<people {
+                let mine = reference.filter { $0.nickname == "p\(person)" }.map(\.text)
+                #expect(mine == (0..<perPerson).map { "p\(person) says \($0)" })
+            }
+        }
+    }
+
+    @Test("joining gets the last messages and presence; a taken nickname is ALREADY_EXISTS; messages survive a restart")
+    func historyPresenceAndRestart() async throws {
+        try await OrdersServer.with(["--chat-history", "3"]) { server in
+            try await server.withClient(token: nil) { client in
+                let chat = ChatClient(wrapping: client)
+                let (leave, left) = AsyncStream.makeStream(of: Void.self)
+                let (events, eventSink) = AsyncStream.makeStream(of: ChatEvent.self)
+                let first = Task {
+                    try await chat.chat { writer in
+                        try await writer.write(.with { $0.join = .with { $0.room = "r"; $0.nickname = "ada" } })
+                        for text in ["one", "two", "three", "four"] { try await writer.write(.with { $0.send = .with { $0.text = text } }) }
+                        for await _ in leave {}
+                    } onResponse: { response in
+                        for try await event in response.messages { eventSink.yield(event) }
+                    }
+                }
+                var iterator = events.makeAsyncIterator()
+                var seen = 0
+                while seen < 4, let event = await iterator.next() { if case .message = event.event { seen += 1 } }
+
+                let duplicate = await rpcError {
+                    try await chat.chat { writer in
+                        try await writer.write(.with { $0.join = .with { $0.room = "r"; $0.nickname = "ada" } })
+                    } onResponse: { response in for try await _ in response.messages {} }
+                }
+                #expect(duplicate?.code == .alreadyExists)
+
+                let history = try await Self.joinAndReadHistory(chat, room: "r", nickname: "grace", count: 3)
+                #expect(history.participants == ["ada", "grace"])
+                #expect(history.messages.map(\.text) == ["two", "three", "four"])
+                #expect(history.messages.map(\.id) == [2, 3, 4])
+                // Ada heard Grace come and go.
+                var presence: [Chat_V1_Presence] = []
+                while presence.count < 2, let event = await iterator.next() {
+                    if case .presence(let change) = event.event { presence.append(change) }
+                }
+                #expect(presence.map(\.nickname) == ["grace", "grace"] && presence.map(\.change) == [.joined, .left])
+                left.finish()
+                try await first.value
+            }
+            await server.stop()
+            try await server.restart()
+            try await server.withClient(token: nil) { client in
+                let history = try await Self.joinAndReadHistory(ChatClient(wrapping: client), room: "r", nickname: "ada", count: 3)
+                #expect(history.messages.map(\.text) == ["two", "three", "four"])
+            }
+        }
+    }
+
+    /// Joins, reads the `joined` answer and `count` history messages, then leaves.
+    static func joinAndReadHistory(_ chat: ChatClient, room: String, nickname: String, count: Int) async throws
+        -> (participants: [String], messages: [ChatMessage]) {
+        let (done, finish) = AsyncStream.makeStream(of: Void.self)
+        return try await chat.chat { writer in
+            try await writer.write(.with { $0.join = .with { $0.room = room; $0.nickname = nickname } })
+            for await _ in done {}
+        } onResponse: { response in
+            defer { finish.finish() }
+            var participants: [String] = []
+            var messages: [ChatMessage] = []
+            for try await event in response.messages {
+                switch event.event {
+                case .joined(let joined): participants = joined.participants
+                case .message(let message): messages.append(message)
+                case .presence, nil: break
+                }
+                if messages.count == count { break }
+            }
+            return (participants, messages)
+        }
+    }
+
+    @Test("a participant that stops reading is disconnected with RESOURCE_EXHAUSTED, and the room hears it left")
+    func slowParticipant() async throws {
+        let directory = try TemporaryDirectory()
+        var settings = ChatRooms.Settings()
+        settings.backlog = 8
+        let rooms = try ChatRooms(path: directory.path + "/chat.sqlite", settings: settings)
+        let slow = try rooms.join(room: "r", nickname: "slow", mailbox: rooms.makeMailbox())
+        let fast = try rooms.join(room: "r", nickname: "fast", mailbox: rooms.makeMailbox())
+        var events: [ChatEvent] = []  // what the fast one reads as it goes
+        for index in 0..<20 {
+            try rooms.send("m\(index)", from: fast)
+            while let event = fast.mailbox.poll() { events.append(event) }
+        }
+        #expect(rooms.participants(in: "r") == ["fast"])
+        #expect(events.contains { if case .presence(let change) = $0.event { change.nickname == "slow" && change.change == .left } else { false } })
+        // The slow one reads what was queued, then the status.
+        let error = await rpcError { while try await slow.mailbox.next() != nil {} }
+        #expect(error?.code == .resourceExhausted && error?.message.contains("behind") == true)
+    }
+}
+
+@Suite("Mailbox and OrderFeed")
+struct MailboxTests {
+    @Test("a mailbox over its limit ends its reader with the overflow error; one within it delivers in order")
+    func overflow() async throws {
+        let mailbox = Mailbox<Int>(limit: 3) { RPCError(code: .resourceExhausted, message: "behind by \($0)") }
+        for value in 1...3 { #expect(mailbox.offer(value)) }
+        #expect(try await mailbox.next() == 1)
+        #expect(mailbox.offer(4))  // 2, 3, 4 wait
+        #expect(!mailbox.offer(5))
+        let error = await rpcError { _ = try await mailbox.next() }
+        #expect(error?.message == "behind by 3")
+        #expect(!mailbox.offer(6))
+    }
+
+    @Test("a watcher too far behind the feed is ended with RESOURCE_EXHAUSTED; the feed forgets it")
+    func slowWatcher() async throws {
+        let feed = OrderFeed(bufferLimit: 4)
+        let log = try OrderLog(path: ":memory:")
+        _ = try log.createOrder(id: "o", customerID: "c", etaDisplay: "")
+        let subscription = feed.subscribe(to: "o")
+        for index in 0..<6 {
+            _ = try log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") { feed.deliver($0, for: "o") }
+        }
+        let error = await rpcError { while try await subscription.next() != nil {} }
+        #expect(error?.code == .resourceExhausted && error?.message.contains("resume") == true)
+        feed.unsubscribe(subscription)
+        #expect(feed.subscriberCount(of: "o") == 0)
+    }
+
+    @Test("full-jitter backoff stays under its exponential ceiling and its cap")
+    func backoff() {
+        let backoff = ReconnectBackoff(initial: .milliseconds(100), multiplier: 2, maximum: .seconds(1))
+        #expect(backoff.ceiling(attempt: 1) == .milliseconds(100))
+        #expect(backoff.ceiling(attempt: 3) == .milliseconds(400))
+        #expect(backoff.ceiling(attempt: 30) == .seconds(1))
+        var generator = SystemRandomNumberGenerator()
+        for attempt in 1...10 {
+            let delay = backoff.delay(attempt: attempt, using: &generator)
+            #expect(delay >= .zero && delay <= backoff.ceiling(attempt: attempt))
+        }
+    }
+}
