@@ -121,13 +121,12 @@ func watch(_ orderID: String, count: Int?, client: GRPCClient<HTTP2ClientTranspo
     }
     let signals = onTerminationSignals { _ in finish.yield() }
     defer { signals.forEach { $0.cancel() } }
-    let running = Task { await store.run() }
-    await withTaskGroup(of: Void.self) { group in
-        group.addTask { for await _ in done { return } }
-        group.addTask { await running.value; finish.finish() }
-        await group.next()
-        group.cancelAll()
+    // Runs until `count` updates, a signal, or the store gives up.
+    let running = Task {
+        await store.run()
+        finish.yield()
     }
+    for await _ in done { break }
     running.cancel()
     await running.value
     return store.connectionState

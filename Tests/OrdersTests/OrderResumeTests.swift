@@ -48,6 +48,7 @@ struct OrderResumeTests {
         let start = try await server.withOrders(token: "alice-token") { try await $0.createOrder(.with { $0.orderID = orderID }).latestUpdateID }
         let (appliedIDs, appliedSink) = AsyncStream.makeStream(of: String.self)
         let states = Locked<[OrderConnectionState]>([])
+        let (liveStates, liveSink) = AsyncStream.makeStream(of: OrderConnectionState.self)
         let total = 300
         try await server.withClient(token: "alice-token") { client in
             var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
@@ -55,11 +56,17 @@ struct OrderResumeTests {
             let store = OrderStreamStore(orderID: orderID, client: client, settings: settings) { change in
                 switch change {
                 case .applied(let update, _): appliedSink.yield(update.updateID)
-                case .connection(let state): states.withLock { $0.append(state) }
+                case .connection(let state):
+                    states.withLock { $0.append(state) }
+                    liveSink.yield(state)
                 case .bootstrapped: break
                 }
             }
             let watching = Task { await store.run() }
+            // Live before the first publish: every update then arrives as an update (anything
+            // published earlier would be part of the snapshot instead).
+            var liveness = liveStates.makeAsyncIterator()
+            while let state = await liveness.next(), state != .live {}
             let orders = OrdersClient(wrapping: client)
             let (progress, reportProgress) = AsyncStream.makeStream(of: Int.self)
             // The publisher retries each update until it is acknowledged; an update committed
