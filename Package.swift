@@ -105,6 +105,12 @@ let package = Package(
             path: "Benchmarks/SwiftKartLoad"
         ),
 
+        .executableTarget(
+            name: "orders-load",
+            dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"],
+            path: "Benchmarks/OrdersLoad"
+        ),
+
         // gRPC's interoperability tests: grpc.testing.TestService, the client's test cases, and
         // thin executables over them.
         .target(

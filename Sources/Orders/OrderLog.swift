@@ -70,6 +70,7 @@ public final class OrderLog: Sendable {
     public let epoch: UInt64
     public let retention: Retention
     private let connection: Mutex<SQLiteDatabase>
+    private let queue = Mutex(PublishQueue())
 
     /// Opens (creating and migrating) the log at `path`; `":memory:"` for a private one.
     public init(path: String, retention: Retention = Retention(), durability: Durability = .full) throws {
@@ -114,31 +115,94 @@ public final class OrderLog: Sendable {
     // MARK: Updates
 
     /// Appends `event` to the order's log, applies it to the order's state and prunes what
-    /// retention no longer keeps, in one transaction; after the commit (and still in log
-    /// order) hands the update to `afterCommit`, then returns it.
+    /// retention no longer keeps; returns once that is committed. After the commit (and still
+    /// in log order) hands the update to `afterCommit`.
+    ///
+    /// Concurrent publishes share commits (group commit): while one transaction commits, the
+    /// next publishes queue up and go into one transaction together — one disk sync for all of
+    /// them. Each runs under its own savepoint, so one failing (`.notFound`) fails alone.
     public func publish(_ event: OrderEvent, to orderID: String,
-                        afterCommit: (LoggedUpdate) -> Void = { _ in }) throws -> LoggedUpdate {
-        try connection.withLock { database in
-            let logged: LoggedUpdate = try database.transaction {
-                guard let header = try Self.header(of: orderID, in: database) else {
-                    throw RPCError(code: .notFound, message: "no order '\(orderID)'")
-                }
-                let now = Self.nowNanoseconds()
-                let sequence = header.lastSequence + 1
-                var message = OrderUpdate()
-                message.occurredAt = Self.timestamp(nanoseconds: now)
-                message.event = event
-                try database.prepare("INSERT INTO updates (order_id, sequence, occurred_at, message) VALUES (?, ?, ?, ?)")
-                    .bind(.text(orderID), .integer(sequence), .integer(now), .blob(try message.serializedBytes()))
-                    .run()
-                try apply(event, sequence: sequence, occurredAt: message.occurredAt, to: orderID, in: database)
-                try prune(orderID, lastSequence: sequence, prunedThrough: header.prunedThrough, now: now, in: database)
-                message.updateID = UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
-                return LoggedUpdate(sequence: sequence, message: message)
+                        afterCommit: @escaping @Sendable (LoggedUpdate) -> Void = { _ in }) async throws -> LoggedUpdate {
+        try await withCheckedThrowingContinuation { continuation in
+            let leads = queue.withLock { queue in
+                queue.pending.append(PendingPublish(event: event, orderID: orderID, afterCommit: afterCommit, continuation: continuation))
+                defer { queue.isCommitting = true }
+                return !queue.isCommitting
             }
-            afterCommit(logged)
-            return logged
+            if leads { commitQueued() }
         }
+    }
+
+    private struct PendingPublish {
+        var event: OrderEvent
+        var orderID: String
+        var afterCommit: @Sendable (LoggedUpdate) -> Void
+        var continuation: CheckedContinuation<LoggedUpdate, any Error>
+    }
+
+    private struct PublishQueue {
+        var pending: [PendingPublish] = []
+        /// A publisher is committing; it takes whatever queues up meanwhile.
+        var isCommitting = false
+    }
+
+    /// Commits batches until the queue is empty, then steps down.
+    private func commitQueued() {
+        while true {
+            let batch: [PendingPublish] = queue.withLock { queue in
+                defer { queue.pending.removeAll() }
+                if queue.pending.isEmpty { queue.isCommitting = false }
+                return queue.pending
+            }
+            guard !batch.isEmpty else { return }
+            let results: [Result<LoggedUpdate, any Error>] = connection.withLock { database in
+                var results: [Result<LoggedUpdate, any Error>] = []
+                do {
+                    try database.transaction {
+                        for request in batch {
+                            results.append(Result {
+                                try database.execute("SAVEPOINT publish")
+                                do {
+                                    let logged = try append(request.event, to: request.orderID, in: database)
+                                    try database.execute("RELEASE publish")
+                                    return logged
+                                } catch {
+                                    try database.execute("ROLLBACK TO publish; RELEASE publish")
+                                    throw error
+                                }
+                            })
+                        }
+                    }
+                } catch {
+                    results = batch.map { _ in .failure(error) }
+                }
+                // Delivered in log order, before the next batch can commit.
+                for (request, result) in zip(batch, results) {
+                    if case .success(let logged) = result { request.afterCommit(logged) }
+                }
+                return results
+            }
+            for (request, result) in zip(batch, results) { request.continuation.resume(with: result) }
+        }
+    }
+
+    /// One update inside the open transaction.
+    private func append(_ event: OrderEvent, to orderID: String, in database: SQLiteDatabase) throws -> LoggedUpdate {
+        guard let header = try Self.header(of: orderID, in: database) else {
+            throw RPCError(code: .notFound, message: "no order '\(orderID)'")
+        }
+        let now = Self.nowNanoseconds()
+        let sequence = header.lastSequence + 1
+        var message = OrderUpdate()
+        message.occurredAt = Self.timestamp(nanoseconds: now)
+        message.event = event
+        try database.prepare("INSERT INTO updates (order_id, sequence, occurred_at, message) VALUES (?, ?, ?, ?)")
+            .bind(.text(orderID), .integer(sequence), .integer(now), .blob(try message.serializedBytes()))
+            .run()
+        try apply(event, sequence: sequence, occurredAt: message.occurredAt, to: orderID, in: database)
+        try prune(orderID, lastSequence: sequence, prunedThrough: header.prunedThrough, now: now, in: database)
+        message.updateID = UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
+        return LoggedUpdate(sequence: sequence, message: message)
     }
 
     /// Where a watch from `token` starts: the sequence number after which updates are sent.

@@ -43,7 +43,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         guard let event = request.message.event.map(OrderEvent.init) else {
             throw RPCError(code: .invalidArgument, message: "an update needs an event")
         }
-        let logged = try log.publish(event, to: orderID) { feed.deliver($0, for: orderID) }
+        let logged = try await log.publish(event, to: orderID) { [feed] in feed.deliver($0, for: orderID) }
         return ServerResponse(message: logged.message)
     }
 

@@ -175,8 +175,39 @@ struct ChatTests {
     }
 }
 
-@Suite("Mailbox and OrderFeed")
+@Suite("OrderLog, OrderFeed, Mailbox")
 struct MailboxTests {
+    @Test("group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone")
+    func groupCommit() async throws {
+        let directory = try TemporaryDirectory()
+        let log = try OrderLog(path: directory.path + "/log.sqlite", durability: .normal)
+        for order in ["a", "b"] { _ = try log.createOrder(id: order, customerID: "c", etaDisplay: "") }
+        let results = try await withThrowingTaskGroup(of: (String, Result<Int64, RPCError>).self) { group in
+            for index in 0..<300 {
+                let order = ["a", "b", "missing"][index % 3]
+                group.addTask {
+                    do {
+                        let logged = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: order)
+                        return (order, .success(logged.sequence))
+                    } catch let error as RPCError {
+                        return (order, .failure(error))
+                    }
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for order in ["a", "b"] {
+            let sequences = results.filter { $0.0 == order }.compactMap { try? $0.1.get() }.sorted()
+            #expect(sequences == Array(1...100))
+            #expect(try log.updates(of: order, after: 0, limit: 1_000).map(\.sequence) == Array(1...100))
+        }
+        #expect(results.filter { $0.0 == "missing" }.allSatisfy { if case .failure(let error) = $0.1 { error.code == .notFound } else { false } })
+        // The epoch and the log survive reopening.
+        let reopened = try OrderLog(path: directory.path + "/log.sqlite")
+        #expect(reopened.epoch == log.epoch)
+        #expect(try reopened.header(of: "a")?.lastSequence == 100)
+    }
+
     @Test("a mailbox over its limit ends its reader with the overflow error; one within it delivers in order")
     func overflow() async throws {
         let mailbox = Mailbox<Int>(limit: 3) { RPCError(code: .resourceExhausted, message: "behind by \($0)") }
@@ -196,7 +227,7 @@ struct MailboxTests {
         _ = try log.createOrder(id: "o", customerID: "c", etaDisplay: "")
         let subscription = feed.subscribe(to: "o")
         for index in 0..<6 {
-            _ = try log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") { feed.deliver($0, for: "o") }
+            _ = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") { feed.deliver($0, for: "o") }
         }
         let error = await rpcError { while try await subscription.next() != nil {} }
         #expect(error?.code == .resourceExhausted && error?.message.contains("resume") == true)

@@ -144,7 +144,7 @@ struct OrderResumeTests {
 
             await server.stop(signal: SIGKILL)
             let offline = try OrderLog(path: server.databasePath, retention: .init(maxUpdatesPerOrder: 5))
-            for index in 0..<20 { _ = try offline.publish(.etaChanged(.with { $0.etaDisplay = "\(index) min" }), to: orderID) }
+            for index in 0..<20 { _ = try await offline.publish(.etaChanged(.with { $0.etaDisplay = "\(index) min" }), to: orderID) }
             try await server.restart()
 
             var sawOutOfRangeRecovery = false
