@@ -180,3 +180,19 @@ extension OrdersClient {
         }
     }
 }
+
+@Suite("orders-server and grpcio")
+struct OrdersGrpcioTests {
+    @Test("Python grpcio, with stubs it generates from Protos/orders.proto and chat.proto, tracks an order and chats")
+    func grpcioClient() async throws {
+        try await OrdersServer.with { server in
+            let python = OrdersServer.root.appending(path: ".venv/bin/python").path
+            let (status, output) = try await runProcess(python, [
+                OrdersServer.root.appending(path: "Tests/Peers/orders_peer.py").path,
+                "--port", String(server.port),
+                "--protos", OrdersServer.root.appending(path: "Protos").path,
+            ])
+            #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
+        }
+    }
+}
