@@ -106,13 +106,18 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
         var generator = SystemRandomNumberGenerator()
         var attempt = 0
         while !Task.isCancelled {
+            var bootstrapping = false
             do {
                 await set(.connecting)
-                if lastUpdateID == nil { try await bootstrap() }
+                if lastUpdateID == nil {
+                    bootstrapping = true
+                    try await bootstrap()
+                    bootstrapping = false
+                }
                 if try await watch() { attempt = 0 }
             } catch {
                 if Task.isCancelled || error is CancellationError { break }
-                switch Self.classify(error) {
+                switch Self.classify(error, duringBootstrap: bootstrapping) {
                 case .fatal(let message):
                     await set(.failed(message))
                     return
@@ -184,13 +189,15 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
         case fatal(String)
     }
 
-    private static func classify(_ error: any Error) -> Recovery {
+    /// What to do after `error`: a position the server no longer accepts means bootstrapping
+    /// again — unless bootstrapping itself failed that way, which retrying cannot fix.
+    private static func classify(_ error: any Error, duringBootstrap: Bool) -> Recovery {
         guard let error = error as? RPCError else { return .transient }
         switch error.code {
         case .unauthenticated, .permissionDenied, .notFound, .unimplemented:
             return .fatal("\(error.code): \(error.message)")
         case .outOfRange, .invalidArgument:
-            return .rebootstrap
+            return duringBootstrap ? .fatal("\(error.code): \(error.message)") : .rebootstrap
         default:
             return .transient
         }

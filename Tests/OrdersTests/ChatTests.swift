@@ -220,6 +220,19 @@ struct MailboxTests {
         #expect(!mailbox.offer(6))
     }
 
+    @Test("age retention: updates older than maxAge are pruned; resuming before them is OUT_OF_RANGE, from the latest is fine")
+    func ageRetention() async throws {
+        let log = try OrderLog(path: ":memory:", retention: .init(maxUpdatesPerOrder: 1_000, maxAge: .nanoseconds(1)))
+        _ = try log.createOrder(id: "o", customerID: "c", etaDisplay: "")
+        var published: [LoggedUpdate] = []
+        for index in 0..<3 { published.append(try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o")) }
+        let error = #expect(throws: RPCError.self) { try log.startSequence(for: "o", since: published[0].message.updateID) }
+        #expect(error?.code == .outOfRange && error?.message.contains("GetOrder") == true)
+        #expect(try log.startSequence(for: "o", since: published[2].message.updateID) == 3)
+        #expect(try log.header(of: "o")?.prunedThrough == 3)
+        #expect(try log.snapshot(of: "o")?.etaDisplay == "2")
+    }
+
     @Test("a watcher too far behind the feed is ended with RESOURCE_EXHAUSTED; the feed forgets it")
     func slowWatcher() async throws {
         let feed = OrderFeed(bufferLimit: 4)
