@@ -163,7 +163,7 @@ struct UpdateStreamer: Sendable {
 
     /// One page of the log after `position` (and before `before`); false when it was empty.
     private func sendFromLog(after position: inout Position, before: Int64?, write: (OrderUpdate) async throws -> Void) async throws -> Bool {
-        let page = try log.updates(of: orderID, after: position.handled).filter { before == nil || $0.sequence < before! }
+        let page = try log.updates(of: orderID, after: position.handled).filter { update in before.map { update.sequence < $0 } ?? true }
         for update in page { try await send(update, &position, write: write) }
         return !page.isEmpty
     }
