@@ -73,9 +73,9 @@ let package = Package(
             dependencies: ["Orders", "PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2"]),
-        .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"]),
-        .executableTarget(name: "chat", dependencies: ["LiveChat", "SwiftKart", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"]),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "SwiftKart", "PitlaneHealth", "Pitlane"]),
+        .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "Pitlane"]),
+        .executableTarget(name: "chat", dependencies: ["LiveChat", "SwiftKart", "Pitlane"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(

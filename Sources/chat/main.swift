@@ -4,9 +4,7 @@
 import Foundation
 import Glibc
 import LiveChat
-import PitlaneCore
-import PitlaneHTTP2
-import PitlaneProtobuf
+import Pitlane
 import SwiftKart
 
 let usage = "usage: chat ROOM --nick NAME [--host 127.0.0.1] [--port 8090 | --unix PATH]"

@@ -1,11 +1,10 @@
 // orders-server: the live order tracker (orders.v1.OrderTracking), the chat rooms
 // (chat.v1.ChatRoom) and the health service on one port, on one SQLite file.
-import LiveChat
 import Dispatch
 import Foundation
+import LiveChat
 import Orders
-import PitlaneCore
-import PitlaneHTTP2
+import Pitlane
 import PitlaneHealth
 import SwiftKart
 

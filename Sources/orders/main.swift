@@ -6,8 +6,7 @@
 //   orders watch ID [--count N]      live, across disconnects and server restarts
 import Foundation
 import Orders
-import PitlaneCore
-import PitlaneHTTP2
+import Pitlane
 import SwiftKart
 
 let usage = """

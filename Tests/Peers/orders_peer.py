@@ -18,6 +18,8 @@ import uuid
 
 import grpc
 
+from peer_checks import Checks, expect
+
 
 def load(proto_dir, name):
     out = tempfile.mkdtemp(prefix="pitlane-orders-")
@@ -42,18 +44,7 @@ def main():
     bob = [("authorization", "Bearer bob-token")]
     order_id = f"py-{uuid.uuid4().hex[:8]}"
     state = {}
-    results = []
-
-    def check(name, function):
-        try:
-            function()
-            results.append((name, None))
-        except Exception as error:  # a failed check is a result, not a crash
-            results.append((name, f"{type(error).__name__}: {error}"))
-
-    def expect(condition, why):
-        if not condition:
-            raise AssertionError(why)
+    checks = Checks()
 
     def expect_code(code, call):
         try:
@@ -144,17 +135,12 @@ def main():
         finally:
             requests.put(None)
 
-    check("create an order and publish every kind of update", create_and_publish)
-    check("watch from the start, resume from the middle", watch_and_resume)
-    check("UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND, INVALID_ARGUMENT", errors)
-    check("FollowOrder with include = [TIMELINE]", follow_with_include)
-    check("chat: join, send, receive", chat_round)
-    failed = 0
-    for name, why in results:
-        print(f"ok {name}" if why is None else f"FAIL {name}: {why}")
-        failed += why is not None
-    print(f"checks: {len(results) - failed} ok, {failed} failed")
-    sys.exit(1 if failed else 0)
+    checks.check("create an order and publish every kind of update", create_and_publish)
+    checks.check("watch from the start, resume from the middle", watch_and_resume)
+    checks.check("UNAUTHENTICATED, PERMISSION_DENIED, NOT_FOUND, INVALID_ARGUMENT", errors)
+    checks.check("FollowOrder with include = [TIMELINE]", follow_with_include)
+    checks.check("chat: join, send, receive", chat_round)
+    checks.report_and_exit()
 
 
 if __name__ == "__main__":
