@@ -175,6 +175,72 @@ struct OrderResumeTests {
         }
     }
 
+    @Test("a store too slow for the stream is ended with RESOURCE_EXHAUSTED, resumes by itself and misses nothing")
+    func slowStoreResumes() async throws {
+        try await OrdersServer.with(["--watch-buffer", "16", "--durability", "normal"]) { server in
+            let orderID = "slow"
+            let total = 3_200
+            try await server.withClient(token: "alice-token") { client in
+                let orders = OrdersClient(wrapping: client)
+                let start = try await orders.createOrder(.with { $0.orderID = orderID }).latestUpdateID
+                // The observer holds the first update until everything is published: the stream
+                // backs up through flow control into the server's bounded queue.
+                let (released, release) = AsyncStream.makeStream(of: Void.self)
+                let (appliedIDs, appliedSink) = AsyncStream.makeStream(of: String.self)
+                let (liveStates, liveSink) = AsyncStream.makeStream(of: OrderConnectionState.self)
+                let states = Locked<[OrderConnectionState]>([])
+                let held = Locked(false)
+                var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
+                settings.backoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(200))
+                let store = OrderStreamStore(orderID: orderID, client: client, settings: settings) { change in
+                    switch change {
+                    case .applied(let update, _):
+                        appliedSink.yield(update.updateID)
+                        let first = held.withLock { wasHeld in
+                            defer { wasHeld = true }
+                            return !wasHeld
+                        }
+                        if first { for await _ in released { break } }
+                    case .connection(let state):
+                        states.withLock { $0.append(state) }
+                        liveSink.yield(state)
+                    case .bootstrapped: break
+                    }
+                }
+                let watching = Task { await store.run() }
+                for await state in liveStates where state == .live { break }
+                // Publishers on a connection of their own: the HTTP/2 connection window (65,535
+                // bytes; the Pitlane client does not raise it) is shared by every stream, so a
+                // stream nobody reads stalls the other RPCs on its connection too.
+                try await server.withOrders(token: "alice-token") { publisher in
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for worker in 0..<8 {
+                            group.addTask {
+                                for index in 0..<(total / 8) { _ = try await publisher.publish("s\(worker)-\(index)", to: orderID) }
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                release.yield()
+                var applied: [String] = []
+                let last = try await server.withOrders(token: "alice-token") {
+                    try await $0.getOrder(.with { $0.orderID = orderID }).latestUpdateID
+                }
+                for await id in appliedIDs {
+                    applied.append(id)
+                    if id == last { break }
+                }
+                watching.cancel()
+                await watching.value
+                let log = try await orders.collect(orderID, since: start, count: total)
+                #expect(firstDifference(applied, log.map(\.updateID)) == nil)
+                #expect(states.value.contains { if case .retrying = $0 { true } else { false } }, "never cut off: \(states.value)")
+                #expect(store.bootstrapCount == 1)
+            }
+        }
+    }
+
     @Test("8 concurrent publishers and 100 watchers on one order: one order everywhere, each publisher's in its order")
     func publishersAndWatchers() async throws {
         try await OrdersServer.with(["--durability", "normal"]) { server in
