@@ -150,7 +150,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OrdersTests",
-            dependencies: ["Orders", "LiveChat", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
+            dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
         ),
         .testTarget(
             name: "SeedPortTests",

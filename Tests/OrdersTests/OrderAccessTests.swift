@@ -2,6 +2,7 @@ import Foundation
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneHealth
 import TestSupport
 import Testing
 
@@ -13,6 +14,14 @@ struct OrderAccessTests {
         try await OrdersServer.with { server in
             let start = try await server.withOrders(token: "alice-token") { alice in
                 try await alice.createOrder(.with { $0.orderID = "alices" }).latestUpdateID
+            }
+            // Only the order tracker asks for a token: health checks (and chat) do not.
+            try await server.withClient(token: nil) { client in
+                let health = Grpc_Health_V1_Health.Client(wrapping: client)
+                for service in ["", "orders.v1.OrderTracking", "chat.v1.ChatRoom"] {
+                    let status = try await health.check(.with { $0.service = service }).status
+                    #expect(status == .serving, "'\(service)'")
+                }
             }
             try await server.withOrders(token: nil) { anonymous in
                 #expect(await rpcError { _ = try await anonymous.getOrder(.with { $0.orderID = "alices" }) }?.code == .unauthenticated)
