@@ -73,6 +73,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
                         selection.finish(nil)
                     } catch {
                         selection.finish(error)
+                        throw error
                     }
                 }
                 group.addTask {

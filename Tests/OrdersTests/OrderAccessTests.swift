@@ -95,6 +95,17 @@ struct OrderAccessTests {
         #expect(otherEpoch?.code == .outOfRange && otherEpoch?.message.contains("epoch") == true, "\(String(describing: otherEpoch))")
         let noEvent = await rpcError { _ = try await alice.publishUpdate(.with { $0.orderID = "o" }) }
         #expect(noEvent?.code == .invalidArgument)
+        // A FollowOrder stream follows one order.
+        let switched = await rpcError {
+            try await alice.followOrder { writer in
+                try await writer.write(.with { $0.orderID = "o" })
+                try await writer.write(.with { $0.orderID = "p" })
+                try await Task.sleep(for: .seconds(3600))
+            } onResponse: { response in
+                for try await _ in response.messages {}
+            }
+        }
+        #expect(switched?.code == .invalidArgument)
     }
 
     @Test("the epoch survives a restart: tokens stay valid; the snapshot reflects every update")
