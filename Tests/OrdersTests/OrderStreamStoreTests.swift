@@ -38,7 +38,7 @@ struct OrderStreamStoreTests {
             defer { server.beginGracefulShutdown() }
             try await withGRPCClient(transport: transport.client, interceptors: [BearerTokenClientInterceptor(token: "t")]) { client in
                 var settings = OrderStreamStore<InProcessTransport.Client>.Settings()
-                settings.bootstrapTimeout = .milliseconds(100)
+                settings.bootstrapTimeout = .seconds(1)
                 settings.backoff = ReconnectBackoff(initial: .milliseconds(10), maximum: .milliseconds(50))
                 let (states, sink) = AsyncStream.makeStream(of: OrderConnectionState.self)
                 let store = OrderStreamStore(orderID: "o", client: client, settings: settings) { change in
@@ -50,7 +50,9 @@ struct OrderStreamStoreTests {
                     seen.append(state)
                     if state == .live { break }
                 }
-                #expect(seen == [.connecting, .retrying(attempt: 1), .connecting, .live])
+                // The first attempt hangs until its deadline; a later one (on a busy machine, not
+                // necessarily the second) gets the snapshot.
+                #expect(Array(seen.prefix(2)) == [.connecting, .retrying(attempt: 1)] && seen.last == .live, "\(seen)")
                 #expect(store.order?.etaText == "5 min" && store.bootstrapCount == 1)
                 running.cancel()
                 await running.value
