@@ -68,6 +68,10 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var maxMessageBytes = 4 * 1024 * 1024
         /// Each stream's flow-control window, in bytes. Default 64 KiB.
         public var streamWindowBytes = 65_535
+        /// The connection's flow-control window, in bytes: how much all streams together may
+        /// have unread. Larger than a stream's, so a stream whose reader stalls cannot stall
+        /// the others on its connection. Default 4 MiB.
+        public var connectionWindowBytes = 4 * 1024 * 1024
         /// Reconnection backoff (gRPC's connection-backoff): first delay 1 s, ×1.6, ±20 %, at most 120 s.
         public var backoff = Backoff()
         /// How RPCs spread over the target's addresses. Default `.pickFirst`.

@@ -98,6 +98,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             (NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
         ])
+        session.setConnectionWindow(config.connectionWindowBytes)
     }
 
     func sessionReceivedSettings() {

@@ -64,6 +64,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
             (NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, UInt32(config.maxHeaderListBytes)),
         ])
+        session.setConnectionWindow(config.connectionWindowBytes)
         try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
         _ = loop.scheduleTimer(after: config.prefaceTimeout) { [weak self] in
             guard let self, !self.receivedBytes else { return }

@@ -165,6 +165,12 @@ final class NGHTTP2Session {
         nghttp2_submit_settings(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), &entries, entries.count)
     }
 
+    /// Raises the connection's receive window (WINDOW_UPDATE on stream 0) to `bytes`, so one
+    /// stream that holds its whole stream window unread cannot stall the others.
+    func setConnectionWindow(_ bytes: Int) {
+        nghttp2_session_set_local_window_size(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Int32(clamping: bytes))
+    }
+
     /// Sends response headers; with `hasBody` false they end the stream (trailers-only).
     func submitResponse(stream: Int32, headers: [(name: String, value: String)], hasBody: Bool) throws {
         let result = Self.withHeaderFields(headers) { fields in

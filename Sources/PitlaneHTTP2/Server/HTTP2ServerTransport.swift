@@ -23,6 +23,10 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         /// Each stream's flow-control window, in bytes: how much a peer may send before the
         /// handler reads, and how much response data queues before the handler waits. Default 64 KiB.
         public var streamWindowBytes = 65_535
+        /// The connection's flow-control window, in bytes: how much all streams together may
+        /// have unread. Larger than a stream's, so a stream whose reader stalls cannot stall
+        /// the others on its connection. Default 4 MiB.
+        public var connectionWindowBytes = 4 * 1024 * 1024
         /// How long a new connection has to send its first bytes; with TLS, to complete the
         /// handshake and send its first HTTP/2 bytes. Default 10 s.
         public var prefaceTimeout: Duration = .seconds(10)
