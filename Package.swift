@@ -52,14 +52,17 @@ let package = Package(
         // A small Swift face over SQLite for the services' embedded databases.
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
 
+        // What the executables share: options, transport flags, termination signals.
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneHTTP2"]),
+
         // SwiftKart: the race schedule and live races (`make run`), its server and its client.
         .target(
             name: "SwiftKart",
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "Pitlane"]),
-        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "Pitlane"]),
+        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCommandLine", "Pitlane"]),
+        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "Pitlane"]),
 
         // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
         // the reconnecting client (OrderStreamStore); one server for both, and their clients.
@@ -73,9 +76,9 @@ let package = Package(
             dependencies: ["Orders", "PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "SwiftKart", "PitlaneHealth", "Pitlane"]),
-        .executableTarget(name: "orders", dependencies: ["Orders", "SwiftKart", "Pitlane"]),
-        .executableTarget(name: "chat", dependencies: ["LiveChat", "SwiftKart", "Pitlane"]),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "Pitlane"]),
+        .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "Pitlane"]),
+        .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
 
         // Benchmark drivers (`make bench`).
         .executableTarget(
@@ -101,13 +104,13 @@ let package = Package(
 
         .executableTarget(
             name: "swiftkart-load",
-            dependencies: ["SwiftKart", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            dependencies: ["SwiftKart", "PitlaneCommandLine", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
             path: "Benchmarks/SwiftKartLoad"
         ),
 
         .executableTarget(
             name: "orders-load",
-            dependencies: ["Orders", "SwiftKart", "PitlaneCore", "PitlaneHTTP2"],
+            dependencies: ["Orders", "PitlaneCommandLine", "PitlaneCore", "PitlaneHTTP2"],
             path: "Benchmarks/OrdersLoad"
         ),
 

@@ -12,7 +12,7 @@ import Orders
 import PitlaneCore
 import PitlaneHTTP2
 import Synchronization
-import SwiftKart
+import PitlaneCommandLine
 
 let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), valueOptions: [
     "port", "watchers", "connections", "updates", "rate", "publishers", "seconds", "token",

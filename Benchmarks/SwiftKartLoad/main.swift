@@ -8,6 +8,7 @@ import Glibc
 import PitlaneCore
 import PitlaneHTTP2
 import PitlaneProtobuf
+import PitlaneCommandLine
 import SwiftKart
 import Synchronization
 

@@ -5,7 +5,7 @@ import Foundation
 import Glibc
 import LiveChat
 import Pitlane
-import SwiftKart
+import PitlaneCommandLine
 
 let usage = "usage: chat ROOM --nick NAME [--host 127.0.0.1] [--port 8090 | --unix PATH]"
 
@@ -20,7 +20,8 @@ func say(_ line: String) {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), valueOptions: ["host", "port", "unix", "nick"])
+    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), valueOptions: CommandLineOptions.transportOptions.union(["nick"]),
+                                     flagOptions: CommandLineOptions.transportFlags)
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -28,10 +29,10 @@ guard options.positional.count == 1, let nickname = options["nick"] else { fail(
 let room = options.positional[0]
 
 let target: HTTP2ClientTransport.Target
-if let path = options["unix"] {
-    target = .unixDomainSocket(path: path)
-} else {
-    target = .ipv4(host: options["host"] ?? "127.0.0.1", port: (try? options.integer("port", default: 8090)) ?? 8090)
+do {
+    target = try options.clientTarget(defaultPort: 8090)
+} catch {
+    fail("\(error)\n\(usage)", status: 2)
 }
 
 /// Standard input's lines, read on a thread of their own (reading blocks).
@@ -52,7 +53,7 @@ if let path = options["unix"] {
 }
 
 do {
-    try await withGRPCClient(transport: try HTTP2ClientTransport(target: target)) { client in
+    try await withGRPCClient(transport: try HTTP2ClientTransport(target: target, security: options.clientSecurity())) { client in
         try await Chat_V1_ChatRoom.Client(wrapping: client).chat { writer in
             try await writer.write(.with { $0.join = .with { $0.room = room; $0.nickname = nickname } })
             for await line in inputLines() where !line.isEmpty {

@@ -6,7 +6,7 @@ import LiveChat
 import Orders
 import Pitlane
 import PitlaneHealth
-import SwiftKart
+import PitlaneCommandLine
 
 let usage = """
     usage: orders-server [--host 127.0.0.1] [--port 8090] [--unix PATH] [--database data/orders.sqlite]
@@ -24,8 +24,8 @@ func log(_ message: String) {
 do {
     let options = try CommandLineOptions(
         Array(CommandLine.arguments.dropFirst()),
-        valueOptions: ["host", "port", "unix", "database", "tokens", "staff", "retain-updates", "retain-seconds",
-                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams"])
+        valueOptions: CommandLineOptions.transportOptions.union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
+                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams"]))
     let databasePath = options["database"] ?? "data/orders.sqlite"
     let directory = (databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
@@ -51,18 +51,11 @@ do {
     let rooms = try ChatRooms(path: databasePath, settings: chatSettings)
     let health = HealthService()
 
-    let address: HTTP2ServerTransport.Address
-    if let path = options["unix"] {
-        address = .unixDomainSocket(path: path)
-    } else {
-        let port = try options.integer("port", default: 8090)
-        guard (0...65_535).contains(port) else { throw CommandLineOptions.UsageError(description: "--port must be 0...65535") }
-        address = .ipv4(host: options["host"] ?? "127.0.0.1", port: port)
-    }
+    let address = try options.serverAddress(defaultPort: 8090)
     var config = HTTP2ServerTransport.Config.defaults
     config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
     let server = GRPCServer(
-        transport: .http2(address: address, config: config),
+        transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health],
         interceptors: [access.interceptor()])
 

@@ -7,7 +7,7 @@
 import Foundation
 import Orders
 import Pitlane
-import SwiftKart
+import PitlaneCommandLine
 
 let usage = """
     usage: orders create [--id ID] [--customer USER] [--eta TEXT]
@@ -30,7 +30,8 @@ func say(_ line: String) {
 let options: CommandLineOptions
 do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: ["host", "port", "unix", "token", "id", "customer", "eta", "count"])
+                                     valueOptions: CommandLineOptions.transportOptions.union(["token", "id", "customer", "eta", "count"]),
+                                     flagOptions: CommandLineOptions.transportFlags)
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -39,18 +40,17 @@ guard let token = options["token"] ?? ProcessInfo.processInfo.environment["ORDER
 }
 
 let target: HTTP2ClientTransport.Target
-if let path = options["unix"] {
-    target = .unixDomainSocket(path: path)
-} else {
-    let port = (try? options.integer("port", default: 8090)) ?? 8090
-    target = .ipv4(host: options["host"] ?? "127.0.0.1", port: port)
+do {
+    target = try options.clientTarget(defaultPort: 8090)
+} catch {
+    fail("\(error)\n\(usage)", status: 2)
 }
 var transportConfig = HTTP2ClientTransport.Config.defaults
 transportConfig.backoff.initial = .milliseconds(200)
 transportConfig.backoff.maximum = .seconds(5)
 let transport: HTTP2ClientTransport
 do {
-    transport = try HTTP2ClientTransport(target: target, config: transportConfig)
+    transport = try HTTP2ClientTransport(target: target, security: options.clientSecurity(), config: transportConfig)
 } catch {
     fail("\(error)")
 }

@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Pitlane
 import PitlaneHealth
+import PitlaneCommandLine
 import SwiftKart
 
 let usage = """
@@ -16,7 +17,7 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                         valueOptions: ["host", "port", "unix", "database", "speed", "seed", "max-streams", "tls-cert", "tls-key"])
+                                         valueOptions: CommandLineOptions.transportOptions.union(["database", "speed", "seed", "max-streams"]))
     let databasePath = options["database"] ?? "data/swiftkart.sqlite"
     let directory = (databasePath as NSString).deletingLastPathComponent
     if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
@@ -28,22 +29,10 @@ do {
     let tracker = RaceTracker(settings: settings)
     let health = HealthService()
 
-    let address: HTTP2ServerTransport.Address
-    if let path = options["unix"] {
-        address = .unixDomainSocket(path: path)
-    } else {
-        let port = try options.integer("port", default: 8080)
-        guard (0...65_535).contains(port) else { throw CommandLineOptions.UsageError(description: "--port must be 0...65535") }
-        address = .ipv4(host: options["host"] ?? "127.0.0.1", port: port)
-    }
+    let address = try options.serverAddress(defaultPort: 8080)
     var config = HTTP2ServerTransport.Config.defaults
     config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
-    let security: HTTP2ServerTransport.Security
-    switch (options["tls-cert"], options["tls-key"]) {
-    case (nil, nil): security = .plaintext
-    case let (certificate?, key?): security = .tls(.init(certificateChainPath: certificate, privateKeyPath: key))
-    default: throw CommandLineOptions.UsageError(description: "--tls-cert and --tls-key go together")
-    }
+    let security = try options.serverSecurity()
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])
 

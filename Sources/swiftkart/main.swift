@@ -4,6 +4,7 @@
 import Foundation
 import Pitlane
 import Synchronization
+import PitlaneCommandLine
 import SwiftKart
 
 let usage = """
@@ -21,24 +22,19 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 let options: CommandLineOptions
 do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: ["host", "port", "unix", "limit", "seconds", "ca", "server-name"],
-                                     flagOptions: ["plain", "tls"])
+                                     valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds"]),
+                                     flagOptions: CommandLineOptions.transportFlags.union(["plain"]))
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
 
 let target: HTTP2ClientTransport.Target
-if let path = options["unix"] {
-    target = .unixDomainSocket(path: path)
-} else {
-    let host = options["host"] ?? "127.0.0.1"
-    let port = (try? options.integer("port", default: 8080)) ?? 8080
-    target = host.split(separator: ".").count == 4 && host.allSatisfy({ $0.isNumber || $0 == "." })
-        ? .ipv4(host: host, port: port) : .dns(host: host, port: port)
+do {
+    target = try options.clientTarget(defaultPort: 8080)
+} catch {
+    fail("\(error)\n\(usage)", status: 2)
 }
-let security: HTTP2ClientTransport.Security = options.has("tls") || options["ca"] != nil
-    ? .tls(.init(trustRootsPath: options["ca"], serverHostnameOverride: options["server-name"]))
-    : .plaintext
+let security = options.clientSecurity()
 let manager = ClientManager { try HTTP2ClientTransport(target: target, security: security) }
 let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10); $0.waitForReady = true }
 

@@ -13,17 +13,13 @@
       asking for client certificates from --tls-ca (requiring one with --require-client-cert).
 """
 import argparse
-import glob
-import importlib
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 
 import grpc
 
-from peer_checks import Checks, expect
+from peer_checks import Checks, expect, load
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -31,12 +27,8 @@ PYTHON = sys.executable
 
 
 def load_echo(proto_dir):
-    """Generates echo_pb2 and echo_pb2_grpc with grpc_tools and imports them."""
-    out = tempfile.mkdtemp(prefix="pitlane-grpc-")
-    subprocess.run([PYTHON, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
-                    "-I", proto_dir, "echo.proto"], check=True)
-    sys.path.insert(0, out)
-    return importlib.import_module("echo_pb2"), importlib.import_module("echo_pb2_grpc")
+    """echo_pb2 and echo_pb2_grpc, generated with grpc_tools."""
+    return load(proto_dir, "echo.proto")
 
 
 def read_file(path):

@@ -29,14 +29,14 @@ import glob
 import gzip
 import importlib
 import os
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent import futures
 
 import grpc
+
+from peer_checks import generate_stubs
 
 PYTHON = sys.executable
 ALL_CASES = [
@@ -54,10 +54,8 @@ class Stubs:
     """The generated modules for grpc/testing/{empty,messages,test}.proto."""
 
     def __init__(self, proto_dir):
-        out = tempfile.mkdtemp(prefix="pitlane-interop-")
         protos = sorted(os.path.relpath(p, proto_dir) for p in glob.glob(os.path.join(proto_dir, "grpc/testing/*.proto")))
-        subprocess.run([PYTHON, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
-                        "-I", proto_dir, *protos], check=True)
+        out = generate_stubs(proto_dir, *protos)
         # The generated modules live in the package grpc.testing (from the files' paths); grpcio
         # owns the package grpc, so its search path gains the generated folder.
         grpc.__path__.append(os.path.join(out, "grpc"))

@@ -1,6 +1,27 @@
-"""What the Python peers share: named checks that record a failure instead of stopping, and
-the closing report ("ok NAME" / "FAIL NAME: why" lines, then "checks: N ok, M failed")."""
+"""What the Python peers share: stubs generated at run time from the project's own .proto
+files, named checks that record a failure instead of stopping, and the closing report
+("ok NAME" / "FAIL NAME: why" lines, then "checks: N ok, M failed")."""
+import importlib
+import subprocess
 import sys
+import tempfile
+
+
+def generate_stubs(proto_dir, *protos):
+    """Runs grpc_tools' protoc on `protos` (paths below `proto_dir`) into a new directory on
+    the import path; returns that directory."""
+    out = tempfile.mkdtemp(prefix="pitlane-stubs-")
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
+                    "-I", proto_dir, *protos], check=True)
+    sys.path.insert(0, out)
+    return out
+
+
+def load(proto_dir, name):
+    """The messages and service modules generated from one .proto file."""
+    generate_stubs(proto_dir, name)
+    module = name.rsplit("/", 1)[-1].removesuffix(".proto")
+    return importlib.import_module(f"{module}_pb2"), importlib.import_module(f"{module}_pb2_grpc")
 
 
 class Checks:

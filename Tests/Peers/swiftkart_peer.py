@@ -8,24 +8,11 @@
       closing "checks: N ok, M failed"; exits non-zero on any failure.
 """
 import argparse
-import importlib
 import queue
-import subprocess
-import sys
-import tempfile
 
 import grpc
 
-from peer_checks import Checks, expect
-
-
-def load(proto_dir, name):
-    out = tempfile.mkdtemp(prefix="pitlane-swiftkart-")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
-                    "-I", proto_dir, name], check=True)
-    sys.path.insert(0, out)
-    module = name.rsplit("/", 1)[-1].removesuffix(".proto")
-    return importlib.import_module(f"{module}_pb2"), importlib.import_module(f"{module}_pb2_grpc")
+from peer_checks import Checks, expect, load
 
 
 def main():

@@ -1,0 +1,47 @@
+import PitlaneHTTP2
+
+/// The transport flags every Pitlane server and command-line client shares:
+/// `--host`, `--port`, `--unix PATH`; TLS with `--tls-cert`/`--tls-key` on servers and
+/// `--tls`, `--ca`, `--server-name` on clients.
+extension CommandLineOptions {
+    /// The value options `serverAddress`, `serverSecurity`, `clientTarget` and `clientSecurity` read.
+    public static let transportOptions: Set<String> = ["host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name"]
+    /// The flag `clientSecurity` reads.
+    public static let transportFlags: Set<String> = ["tls"]
+
+    /// Where a server listens: `--unix PATH`, or `--host` (127.0.0.1) and `--port`.
+    public func serverAddress(defaultPort: Int) throws -> HTTP2ServerTransport.Address {
+        if let path = self["unix"] { return .unixDomainSocket(path: path) }
+        return .ipv4(host: self["host"] ?? "127.0.0.1", port: try port(default: defaultPort))
+    }
+
+    /// TLS when `--tls-cert` and `--tls-key` are given, plaintext when neither is.
+    public func serverSecurity() throws -> HTTP2ServerTransport.Security {
+        switch (self["tls-cert"], self["tls-key"]) {
+        case (nil, nil): return .plaintext
+        case let (certificate?, key?): return .tls(.init(certificateChainPath: certificate, privateKeyPath: key))
+        default: throw UsageError(description: "--tls-cert and --tls-key go together")
+        }
+    }
+
+    /// Where a client connects: `--unix PATH`, or `--host` (an IPv4 address or a name) and `--port`.
+    public func clientTarget(defaultPort: Int) throws -> HTTP2ClientTransport.Target {
+        if let path = self["unix"] { return .unixDomainSocket(path: path) }
+        let host = self["host"] ?? "127.0.0.1"
+        let port = try port(default: defaultPort)
+        let isIPv4 = host.split(separator: ".").count == 4 && host.allSatisfy { $0.isNumber || $0 == "." }
+        return isIPv4 ? .ipv4(host: host, port: port) : .dns(host: host, port: port)
+    }
+
+    /// TLS when `--tls` or `--ca` is given (verifying against `--ca`, or the system roots).
+    public func clientSecurity() -> HTTP2ClientTransport.Security {
+        guard has("tls") || self["ca"] != nil else { return .plaintext }
+        return .tls(.init(trustRootsPath: self["ca"], serverHostnameOverride: self["server-name"]))
+    }
+
+    private func port(default defaultPort: Int) throws -> Int {
+        let port = try integer("port", default: defaultPort)
+        guard (0...65_535).contains(port) else { throw UsageError(description: "--port must be 0...65535") }
+        return port
+    }
+}
