@@ -127,6 +127,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         }
         try await Task.sleep(for: .seconds(1))  // let the ramp settle
         let cpuBefore = (server: cpuSeconds(of: Int32(serverPID)), load: cpuSeconds(of: getpid()))
+        let windowStart = ContinuousClock.now
         histogram.start()
         try await Task.sleep(for: window)
         let (count, p50, p99) = histogram.stop()
@@ -134,7 +135,9 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         let serverCPU = (cpuSeconds(of: Int32(serverPID)) - cpuBefore.server)
         let loadCPU = (cpuSeconds(of: getpid()) - cpuBefore.load)
         let perFollower = Double(rssKiB - baselineKiB) / Double(target)
-        let seconds = Double(window.components.seconds) + Double(window.components.attoseconds) * 1e-18
+        // The window as it really was: an overloaded driver wakes late.
+        let elapsed = ContinuousClock.now - windowStart
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
         let line = #"{"followers": \#(target), "p50_ms": \#(p50), "p99_ms": \#(p99), "messages_per_s": \#(Int(Double(count) / seconds)), "server_rss_kib": \#(rssKiB), "kib_per_follower": \#((perFollower * 10).rounded() / 10), "server_cpu": \#((serverCPU / seconds * 100).rounded() / 100), "load_cpu": \#((loadCPU / seconds * 100).rounded() / 100)}"# + "\n"
         _ = line.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
     }
