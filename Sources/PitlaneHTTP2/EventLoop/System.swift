@@ -1,10 +1,18 @@
+import CLinux
 import Glibc
 
 /// Facts about the machine that size thread pools.
 public enum System {
-    /// The number of processors currently online (at least 1), from
-    /// `sysconf(_SC_NPROCESSORS_ONLN)`; the default thread count of an ``EventLoopGroup``.
+    /// The number of processors this process may run on (at least 1): its CPU affinity mask
+    /// (so `taskset -c 0` means 1), else `sysconf(_SC_NPROCESSORS_ONLN)`. The default thread
+    /// count of an ``EventLoopGroup``: more loops than cores only adds context switches.
     public static var coreCount: Int {
-        max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        var mask = [UInt64](repeating: 0, count: 16)  // 1,024 CPUs, glibc's cpu_set_t
+        let read = mask.withUnsafeMutableBytes { CLinux.sched_getaffinity(0, UInt($0.count), $0.baseAddress) == 0 }
+        if read {
+            let allowed = mask.reduce(0) { $0 + $1.nonzeroBitCount }
+            if allowed > 0 { return allowed }
+        }
+        return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 }
