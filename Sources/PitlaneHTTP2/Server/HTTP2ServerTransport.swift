@@ -181,11 +181,15 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         try await acceptor.loop.submit { try acceptor.start() }
 
         // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
-        await withDiscardingTaskGroup { group in
-            let onLoops = config.runsHandlersOnEventLoops
-            for await rpc in accepted {
-                group.addTask(executorPreference: onLoops ? rpc.loop : nil) {
-                    await rpc.cancellation.run { await streamHandler(rpc.stream, rpc.context) }
+        // The loop that hands out RPCs runs on an event loop too, so an RPC accepted on that
+        // loop starts there without a thread switch.
+        let onLoops = config.runsHandlersOnEventLoops
+        await withTaskExecutorPreference(onLoops ? acceptor.loop : nil) {
+            await withDiscardingTaskGroup { group in
+                for await rpc in accepted {
+                    group.addTask(executorPreference: onLoops ? rpc.loop : nil) {
+                        await rpc.cancellation.run { await streamHandler(rpc.stream, rpc.context) }
+                    }
                 }
             }
         }
