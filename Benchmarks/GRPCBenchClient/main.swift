@@ -54,7 +54,7 @@ let duration = Duration.milliseconds(Int(options.seconds * 1000))
 let warmUp = Duration.milliseconds(500)
 
 extension Duration {
-    var microseconds: Double { Double(components.seconds) * 1e6 + Double(components.attoseconds) / 1e12 }
+    var microseconds: Double { self / .microseconds(1) }
 }
 
 /// Counts operations (and, when given, their latencies) once the warm-up is over, until

@@ -151,7 +151,7 @@ func throughput(orders: [String]) async throws -> Double {
         return try await group.reduce(0, +)
     }
     let elapsed = ContinuousClock.now - began
-    let elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+    let elapsedSeconds = elapsed / .seconds(1)
     return Double(acknowledged) / elapsedSeconds
 }
 var separateOrders: [String] = []

@@ -137,7 +137,7 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         let perFollower = Double(rssKiB - baselineKiB) / Double(target)
         // The window as it really was: an overloaded driver wakes late.
         let elapsed = ContinuousClock.now - windowStart
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let seconds = elapsed / .seconds(1)
         let line = #"{"followers": \#(target), "p50_ms": \#(p50), "p99_ms": \#(p99), "messages_per_s": \#(Int(Double(count) / seconds)), "server_rss_kib": \#(rssKiB), "kib_per_follower": \#((perFollower * 10).rounded() / 10), "server_cpu": \#((serverCPU / seconds * 100).rounded() / 100), "load_cpu": \#((loadCPU / seconds * 100).rounded() / 100)}"# + "\n"
         _ = line.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
     }

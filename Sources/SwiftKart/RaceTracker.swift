@@ -156,8 +156,7 @@ final class LiveRace: Sendable {
     }
 
     private func run() async {
-        let tickSeconds = Double(settings.tickInterval.components.seconds)
-            + Double(settings.tickInterval.components.attoseconds) * 1e-18
+        let tickSeconds = settings.tickInterval / .seconds(1)
         var simulation = RaceSimulation(race: race, seed: settings.seed, tickSeconds: tickSeconds * settings.speed)
         let clock = ContinuousClock()
         var deadline = clock.now

@@ -221,7 +221,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 guard let milliseconds = Int(pushback), milliseconds >= 0 else { return nil }
                 return .milliseconds(milliseconds)
             }
-            let seconds = Double(backoff.components.seconds) + Double(backoff.components.attoseconds) / 1e18
+            let seconds = backoff / .seconds(1)
             return .seconds(Double.random(in: 0...max(seconds, 0)))
         }
 

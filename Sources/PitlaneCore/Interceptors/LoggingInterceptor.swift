@@ -48,7 +48,7 @@ public struct LoggingServerInterceptor: ServerInterceptor {
     }
 
     static func format(_ duration: Duration) -> String {
-        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        let milliseconds = duration / .milliseconds(1)
         return milliseconds < 1000
             ? "\((milliseconds * 10).rounded() / 10) ms"
             : "\((milliseconds / 100).rounded() / 10) s"

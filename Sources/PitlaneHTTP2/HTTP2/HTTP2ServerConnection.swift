@@ -263,8 +263,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// client gets GOAWAY ENHANCE_YOUR_CALM "too_many_resets" and is disconnected.
     func sessionReceivedReset(stream id: Int32) {
         let now = ContinuousClock.now
-        let refill = Double((now - resetBudgetCheckedAt).components.attoseconds) * 1e-18
-            + Double((now - resetBudgetCheckedAt).components.seconds)
+        let refill = (now - resetBudgetCheckedAt) / .seconds(1)
         resetBudget = min(Double(config.maxStreamResetBurst), resetBudget + refill * Double(config.streamResetsPerSecond)) - 1
         resetBudgetCheckedAt = now
         guard resetBudget < 0, !isDraining else { return }
