@@ -29,7 +29,7 @@ public final class ChatRooms: Sendable {
     public struct Participant: Sendable {
         public let room: String
         public let nickname: String
-        public let mailbox: Mailbox<ChatEvent>
+        public let mailbox: BoundedMailbox<ChatEvent>
     }
 
     private struct Rooms: ~Copyable {
@@ -60,7 +60,7 @@ public final class ChatRooms: Sendable {
     }
 
     /// A mailbox bounded by `settings.backlog`, for `join`.
-    public func makeMailbox() -> Mailbox<ChatEvent> {
+    public func makeMailbox() -> BoundedMailbox<ChatEvent> {
         Mailbox(limit: settings.backlog) { limit in
             RPCError(code: .resourceExhausted, message: "you fell more than \(limit) events behind the room and were disconnected; join again")
         }
@@ -68,7 +68,7 @@ public final class ChatRooms: Sendable {
 
     /// Joins `room` as `nickname`, receiving into `mailbox` (from `makeMailbox()`): it starts
     /// with `joined` and the last `history` messages; the others hear of the join.
-    public func join(room: String, nickname: String, mailbox: Mailbox<ChatEvent>) throws -> Participant {
+    public func join(room: String, nickname: String, mailbox: BoundedMailbox<ChatEvent>) throws -> Participant {
         guard !room.isEmpty, !nickname.isEmpty else {
             throw RPCError(code: .invalidArgument, message: "joining needs a room and a nickname")
         }

@@ -6,7 +6,7 @@ import Synchronization
 /// it. A watcher subscribes *before* it reads its backlog from the log, so nothing committed
 /// in between is missed; it drops what it already sent by sequence number.
 public final class OrderFeed: Sendable {
-    private let subscriptions = Mutex<[String: [ObjectIdentifier: Mailbox<LoggedUpdate>]]>([:])
+    private let subscriptions = Mutex<[String: [ObjectIdentifier: BoundedMailbox<LoggedUpdate>]]>([:])
     private let isShutDown = Atomic(false)
 
     /// Live updates a subscription may queue before its watcher is ended as too slow.
@@ -60,7 +60,7 @@ public final class OrderFeed: Sendable {
 /// the feed's `bufferLimit` updates of memory and is then ended with `.resourceExhausted`.
 public struct OrderSubscription: Sendable {
     let orderID: String
-    let mailbox: Mailbox<LoggedUpdate>
+    let mailbox: BoundedMailbox<LoggedUpdate>
 
     init(orderID: String, bufferLimit: Int) {
         self.orderID = orderID
@@ -75,92 +75,4 @@ public struct OrderSubscription: Sendable {
 
     /// The next update, waiting for one; nil once finished.
     public func next() async throws -> LoggedUpdate? { try await mailbox.next() }
-}
-
-/// A bounded queue with one reader: producers `offer` without waiting; once more than `limit`
-/// elements wait, the queue is emptied and the reader gets the `overflow` error — a consumer
-/// too slow to keep up is ended with a clear status instead of growing memory or silently
-/// missing elements. Shared by the order feed and the chat rooms.
-public final class Mailbox<Element: Sendable>: Sendable {
-    public enum End: Sendable {
-        case finished
-        case failed(any Error)
-    }
-
-    private struct State {
-        var queue = Deque<Element>()
-        var waiter: CheckedContinuation<Element?, any Error>?
-        var end: End?
-    }
-
-    private let limit: Int
-    private let overflow: @Sendable (Int) -> any Error
-    private let state = Mutex(State())
-
-    public init(limit: Int, overflow: @escaping @Sendable (_ limit: Int) -> any Error) {
-        self.limit = limit
-        self.overflow = overflow
-    }
-
-    /// Queues `element`; false if the mailbox has ended (now or earlier).
-    @discardableResult
-    public func offer(_ element: Element) -> Bool {
-        let (waiter, accepted): (CheckedContinuation<Element?, any Error>?, Bool) = state.withLock { state in
-            guard state.end == nil else { return (nil, false) }
-            if let waiter = state.waiter {
-                state.waiter = nil
-                return (waiter, true)
-            }
-            state.queue.append(element)
-            if state.queue.count > limit {
-                state.queue.removeAll()
-                state.end = .failed(overflow(limit))
-                return (nil, false)
-            }
-            return (nil, true)
-        }
-        waiter?.resume(returning: element)
-        return accepted
-    }
-
-    /// Ends the mailbox once queued elements are read.
-    public func end(_ end: End) {
-        let waiter = state.withLock { state -> CheckedContinuation<Element?, any Error>? in
-            guard state.end == nil else { return nil }
-            state.end = end
-            defer { state.waiter = nil }
-            return state.waiter
-        }
-        switch end {
-        case .finished: waiter?.resume(returning: nil)
-        case .failed(let error): waiter?.resume(throwing: error)
-        }
-    }
-
-    /// The next queued element without waiting: nil when none is queued.
-    public func poll() -> Element? {
-        state.withLock { $0.queue.popFirst() }
-    }
-
-    /// The next element, waiting for one; nil once finished; the error once failed.
-    public func next() async throws -> Element? {
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let result: Result<Element?, any Error>? = state.withLock { state in
-                    if let next = state.queue.popFirst() { return .success(next) }
-                    switch state.end {
-                    case .finished: return .success(nil)
-                    case .failed(let error): return .failure(error)
-                    case nil:
-                        if Task.isCancelled { return .failure(CancellationError()) }
-                        state.waiter = continuation
-                        return nil
-                    }
-                }
-                if let result { continuation.resume(with: result) }
-            }
-        } onCancel: {
-            state.withLock { state in defer { state.waiter = nil }; return state.waiter }?.resume(throwing: CancellationError())
-        }
-    }
 }

@@ -210,7 +210,7 @@ struct MailboxTests {
 
     @Test("a mailbox over its limit ends its reader with the overflow error; one within it delivers in order")
     func overflow() async throws {
-        let mailbox = Mailbox<Int>(limit: 3) { RPCError(code: .resourceExhausted, message: "behind by \($0)") }
+        let mailbox = BoundedMailbox<Int>(limit: 3) { RPCError(code: .resourceExhausted, message: "behind by \($0)") }
         for value in 1...3 { #expect(mailbox.offer(value)) }
         #expect(try await mailbox.next() == 1)
         #expect(mailbox.offer(4))  // 2, 3, 4 wait

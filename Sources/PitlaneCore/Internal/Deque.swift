@@ -45,3 +45,5 @@ package struct Deque<Element> {
         head = 0
     }
 }
+
+extension Deque: Sendable where Element: Sendable {}

@@ -1,0 +1,146 @@
+import Synchronization
+
+/// How a ``Mailbox`` keeps what waits for its reader: a bounded first-in first-out queue
+/// (``BoundedQueue``), or a policy of a service's own (latest positions win, say).
+public protocol MailboxBuffer: Sendable {
+    associatedtype Input: Sendable
+    associatedtype Output: Sendable
+
+    /// Takes `input` in (or drops it, if the policy says so). An error ends the mailbox at
+    /// once: the reader is too far behind, and the buffer has emptied itself.
+    mutating func append(_ input: Input) -> (any Error)?
+
+    /// The next element for the reader, if one waits.
+    mutating func removeNext() -> Output?
+}
+
+/// One reader and any number of producers that never wait: they `offer`, the buffer decides
+/// what to keep, and a reader too slow for its buffer is ended with the buffer's error rather
+/// than growing memory or silently missing elements.
+public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
+    public typealias Element = Buffer.Output
+
+    public enum End: Sendable {
+        case finished
+        case failed(any Error)
+    }
+
+    private struct State {
+        var buffer: Buffer
+        var waiter: CheckedContinuation<Buffer.Output?, any Error>?
+        var end: End?
+
+        mutating func takeWaiter() -> CheckedContinuation<Buffer.Output?, any Error>? {
+            defer { waiter = nil }
+            return waiter
+        }
+    }
+
+    private let state: Mutex<State>
+
+    public init(_ buffer: Buffer) {
+        state = Mutex(State(buffer: buffer))
+    }
+
+    /// Hands `input` to the buffer (and on to a waiting reader); false if the mailbox has ended,
+    /// now or earlier.
+    @discardableResult
+    public func offer(_ input: Buffer.Input) -> Bool {
+        let (resumption, accepted) = state.withLock { state -> ((CheckedContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
+            guard state.end == nil else { return (nil, false) }
+            if let overflow = state.buffer.append(input) {
+                state.end = .failed(overflow)
+                return (state.takeWaiter().map { ($0, .failure(overflow)) }, false)
+            }
+            guard state.waiter != nil, let next = state.buffer.removeNext() else { return (nil, true) }
+            return (state.takeWaiter().map { ($0, .success(next)) }, true)
+        }
+        if let (waiter, result) = resumption { waiter.resume(with: result) }
+        return accepted
+    }
+
+    /// Changes the buffer in place, under the mailbox's lock (a new filter, say).
+    public func withBuffer<T>(_ body: (inout Buffer) -> T) -> T {
+        state.withLock { body(&$0.buffer) }
+    }
+
+    /// Ends the mailbox once the buffered elements are read.
+    public func end(_ end: End) {
+        let waiter = state.withLock { state -> CheckedContinuation<Buffer.Output?, any Error>? in
+            guard state.end == nil else { return nil }
+            state.end = end
+            return state.takeWaiter()
+        }
+        switch end {
+        case .finished: waiter?.resume(returning: nil)
+        case .failed(let error): waiter?.resume(throwing: error)
+        }
+    }
+
+    /// The next buffered element without waiting: nil when none waits.
+    public func poll() -> Buffer.Output? {
+        state.withLock { $0.buffer.removeNext() }
+    }
+
+    /// The next element, waiting for one; nil once finished; the error once failed.
+    public func next() async throws -> Buffer.Output? {
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let result: Result<Buffer.Output?, any Error>? = state.withLock { state in
+                    if let next = state.buffer.removeNext() { return .success(next) }
+                    switch state.end {
+                    case .finished: return .success(nil)
+                    case .failed(let error): return .failure(error)
+                    case nil:
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.waiter = continuation
+                        return nil
+                    }
+                }
+                if let result { continuation.resume(with: result) }
+            }
+        } onCancel: {
+            state.withLock { $0.takeWaiter() }?.resume(throwing: CancellationError())
+        }
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let mailbox: Mailbox
+        public mutating func next() async throws -> Buffer.Output? { try await mailbox.next() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(mailbox: self) }
+}
+
+/// A first-in first-out buffer of at most `limit` elements; one more ends the mailbox with the
+/// `overflow` error.
+public struct BoundedQueue<Element: Sendable>: MailboxBuffer {
+    private var queue = Deque<Element>()
+    private let limit: Int
+    private let overflow: @Sendable (_ limit: Int) -> any Error
+
+    public init(limit: Int, overflow: @escaping @Sendable (_ limit: Int) -> any Error) {
+        self.limit = limit
+        self.overflow = overflow
+    }
+
+    public mutating func append(_ element: Element) -> (any Error)? {
+        queue.append(element)
+        guard queue.count > limit else { return nil }
+        queue.removeAll()
+        return overflow(limit)
+    }
+
+    public mutating func removeNext() -> Element? { queue.popFirst() }
+}
+
+/// A mailbox over a bounded queue: what a service hands each subscriber.
+public typealias BoundedMailbox<Element: Sendable> = Mailbox<BoundedQueue<Element>>
+
+extension Mailbox {
+    /// A mailbox that keeps at most `limit` elements; one more ends it with `overflow(limit)`.
+    public convenience init<Element>(limit: Int, overflow: @escaping @Sendable (_ limit: Int) -> any Error)
+    where Buffer == BoundedQueue<Element> {
+        self.init(BoundedQueue(limit: limit, overflow: overflow))
+    }
+}
