@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneHTTP2"]),
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
 
         // SwiftKart: the race schedule and live races (`make run`), its server and its client.
         .target(

@@ -1,6 +1,5 @@
 // orders-server: the live order tracker (orders.v1.OrderTracking), the chat rooms
 // (chat.v1.ChatRoom) and the health service on one port, on one SQLite file.
-import Dispatch
 import Foundation
 import LiveChat
 import Orders
@@ -27,8 +26,7 @@ do {
         valueOptions: CommandLineOptions.transportOptions.union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
                        "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams"]))
     let databasePath = options["database"] ?? "data/orders.sqlite"
-    let directory = (databasePath as NSString).deletingLastPathComponent
-    if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+    try makeParentDirectory(of: databasePath)
 
     let retention = OrderLog.Retention(
         maxUpdatesPerOrder: max(1, try options.integer("retain-updates", default: 10_000)),
@@ -60,27 +58,16 @@ do {
         interceptors: [access.interceptor()])
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.
-    let signalSources = onTerminationSignals { name in
-        log("\(name): shutting down gracefully")
-        health.enterNotServing()
-        feed.shutdown()
-        rooms.shutdown()
-        server.beginGracefulShutdown()
-    }
-    defer { signalSources.forEach { $0.cancel() } }
-
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await server.serve() }
-        let listening = try await server.listeningAddress
-        health.setStatus(.serving)
-        for service in [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor] {
-            health.setStatus(.serving, forService: service.fullyQualifiedService)
-        }
-        log("listening on \(listening); database \(databasePath) (log epoch \(String(orderLog.epoch, radix: 16)), "
-            + "\(durability) durability, keeping \(retention.maxUpdatesPerOrder) updates per order)")
-        FileHandle.standardOutput.write(Data("listening on \(listening)\n".utf8))
-        try await group.waitForAll()
-    }
+    try await serveUntilTerminated(
+        server, health: health, services: [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor], log: log,
+        beforeDrain: {
+            feed.shutdown()
+            rooms.shutdown()
+        },
+        describe: { listening in
+            "listening on \(listening); database \(databasePath) (log epoch \(String(orderLog.epoch, radix: 16)), "
+                + "\(durability) durability, keeping \(retention.maxUpdatesPerOrder) updates per order)"
+        })
     log("stopped")
 } catch let error as CommandLineOptions.UsageError {
     log("\(error)\n\(usage)")

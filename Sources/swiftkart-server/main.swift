@@ -1,5 +1,4 @@
 // swiftkart-server: the SwiftKart service and the standard health service on one port.
-import Dispatch
 import Foundation
 import Pitlane
 import PitlaneHealth
@@ -19,8 +18,7 @@ do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
                                          valueOptions: CommandLineOptions.transportOptions.union(["database", "speed", "seed", "max-streams"]))
     let databasePath = options["database"] ?? "data/swiftkart.sqlite"
-    let directory = (databasePath as NSString).deletingLastPathComponent
-    if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+    try makeParentDirectory(of: databasePath)
     let database = try RaceDB(path: databasePath)
 
     var settings = RaceTracker.Settings()
@@ -36,25 +34,14 @@ do {
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])
 
+    let races = try database.races(atMost: Int(RaceDB.maximumLimit)).count
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
-    let signalSources = onTerminationSignals { name in
-        log("\(name): shutting down gracefully")
-        health.enterNotServing()
-        tracker.shutdown()
-        server.beginGracefulShutdown()
-    }
-    defer { signalSources.forEach { $0.cancel() } }
-
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await server.serve() }
-        let listening = try await server.listeningAddress
-        health.setStatus(.serving)
-        health.setStatus(.serving, forService: SwiftKartService.descriptor.fullyQualifiedService)
-        let races = try database.races(atMost: Int(RaceDB.maximumLimit)).count
-        log("listening on \(listening)\(options["tls-cert"] == nil ? "" : " with TLS"); database \(databasePath) with \(races) races; race speed ×\(settings.speed)")
-        FileHandle.standardOutput.write(Data("listening on \(listening)\n".utf8))
-        try await group.waitForAll()
-    }
+    try await serveUntilTerminated(
+        server, health: health, services: [SwiftKartService.descriptor], log: log,
+        beforeDrain: { tracker.shutdown() },
+        describe: { listening in
+            "listening on \(listening)\(options["tls-cert"] == nil ? "" : " with TLS"); database \(databasePath) with \(races) races; race speed ×\(settings.speed)"
+        })
     log("stopped")
 } catch let error as CommandLineOptions.UsageError {
     log("\(error)\n\(usage)")
