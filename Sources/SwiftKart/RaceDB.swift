@@ -52,6 +52,11 @@ public final class RaceDB: Sendable {
         }
     }
 
+    /// How many races the schedule holds.
+    public func raceCount() throws -> Int {
+        try connection.withLock { try Self.raceCount(in: $0) }
+    }
+
     /// Adds a race to the schedule, or replaces the one with the same name.
     public func save(_ race: ScheduledRace) throws {
         try connection.withLock { try Self.insert(race, into: $0) }
@@ -91,11 +96,15 @@ public final class RaceDB: Sendable {
         try database.transaction {
             for migration in migrations[version...] { try database.execute(migration) }
             try database.setUserVersion(migrations.count)
-            let count = try database.prepare("SELECT count(*) FROM races")
-            if try count.step(), count.int(at: 0) == 0 {
+            if try raceCount(in: database) == 0 {
                 for race in Schedule.races { try insert(race, into: database) }
             }
         }
+    }
+
+    private static func raceCount(in database: SQLiteDatabase) throws -> Int {
+        let count = try database.prepare("SELECT count(*) FROM races")
+        return try count.step() ? count.int(at: 0) : 0
     }
 
     private static func insert(_ race: ScheduledRace, into database: SQLiteDatabase) throws {

@@ -34,7 +34,7 @@ do {
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])
 
-    let races = try database.races(atMost: Int(RaceDB.maximumLimit)).count
+    let races = try database.raceCount()
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
     try await serveUntilTerminated(
         server, health: health, services: [SwiftKartService.descriptor], log: log,
