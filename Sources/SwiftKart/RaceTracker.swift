@@ -78,8 +78,6 @@ public final class RaceTracker: Sendable {
         }
     }
 
-    /// The names of the races running now.
-    public var liveRaces: [String] { live.withLock { Array($0.keys) } }
 
     private func remove(_ race: LiveRace) {
         live.withLock { races in
