@@ -78,7 +78,6 @@ public final class RaceTracker: Sendable {
         }
     }
 
-
     private func remove(_ race: LiveRace) {
         live.withLock { races in
             if races[race.race.name] === race { races[race.race.name] = nil }
