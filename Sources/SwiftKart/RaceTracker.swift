@@ -19,6 +19,8 @@ public final class RaceTracker: Sendable {
         public var seed: UInt64 = 0
         /// Standings updates a slow follower may fall behind before it is disconnected.
         public var standingsBacklog = 64
+        /// The time ticks are paced by. Default real time; tests step a ``ManualClock``.
+        public var timeSource = TimeSource.continuous
 
         public init() {}
     }
@@ -78,6 +80,12 @@ public final class RaceTracker: Sendable {
         }
     }
 
+    /// The event types each follower of `raceName` receives now; empty when it is not live.
+    package func eventTypesOfFollowers(of raceName: String) -> [Set<RaceEventType>] {
+        let race = live.withLock { $0[raceName] }
+        return race?.followerEventTypes ?? []
+    }
+
     private func remove(_ race: LiveRace) {
         live.withLock { races in
             if races[race.race.name] === race { races[race.race.name] = nil }
@@ -122,6 +130,8 @@ final class LiveRace: Sendable {
 
     var isAbandoned: Bool { state.withLock { $0.followers.isEmpty } }
 
+    var followerEventTypes: [Set<RaceEventType>] { state.withLock { $0.followers.values.map(\.eventTypes) } }
+
     func isFollowed(by follower: RaceFollower) -> Bool {
         state.withLock { $0.followers[ObjectIdentifier(follower)] != nil }
     }
@@ -155,7 +165,7 @@ final class LiveRace: Sendable {
     private func run() async {
         let tickSeconds = settings.tickInterval / .seconds(1)
         var simulation = RaceSimulation(race: race, seed: settings.seed, tickSeconds: tickSeconds * settings.speed)
-        let clock = ContinuousClock()
+        let clock = settings.timeSource
         var deadline = clock.now
         publish(simulation, standings: true)
         while !simulation.isFinished {

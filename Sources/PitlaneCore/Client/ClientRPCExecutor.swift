@@ -25,7 +25,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             }
         }
         if let timeout = options.timeout {
-            return try await withDeadline(.now + timeout, run)
+            return try await withDeadline(transport.timeSource.now + timeout, on: transport.timeSource, run)
         }
         return try await run()
     }
@@ -101,7 +101,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                    let delay = Self.retryDelay(after: error, backoff: backoff) {
                     attempt.release.cancel()
                     forwarder.cancel()
-                    try await Task.sleep(for: delay)
+                    try await executor.transport.timeSource.sleep(for: delay)
                     backoff = min(backoff * policy.backoffMultiplier, policy.maxBackoff)
                     continue
                 }
@@ -142,7 +142,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                         }
                         if attempts.count < policy.maxAttempts {
                             events.addTask {
-                                try await Task.sleep(for: policy.hedgingDelay)
+                                try await executor.transport.timeSource.sleep(for: policy.hedgingDelay)
                                 return .hedgeDelayPassed
                             }
                         }

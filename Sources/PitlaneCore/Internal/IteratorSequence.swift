@@ -9,17 +9,26 @@ struct IteratorSequence<Base: AsyncIteratorProtocol>: AsyncSequence, @unchecked 
     func makeAsyncIterator() -> Base { iterator }
 }
 
-/// Runs `operation` and fails it with `.deadlineExceeded` (cancelling it) if `deadline` passes first.
+/// Runs `operation` and fails it with `.deadlineExceeded` (cancelling it) if `deadline`
+/// passes first. The operation runs in a child task, so the caller's own task is never
+/// cancelled; the timer is freed as soon as the operation returns.
 func withDeadline<T: Sendable>(
-    _ deadline: ContinuousClock.Instant, _ operation: @escaping @Sendable () async throws -> T
+    _ deadline: ContinuousClock.Instant, on timeSource: TimeSource,
+    _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await operation() }
+        let handle = RPCCancellationHandle()
         group.addTask {
-            try await Task.sleep(until: deadline, clock: .continuous)
-            throw RPCError(code: .deadlineExceeded, message: "the deadline passed before the RPC finished")
+            let result = await handle.runReturning { () async -> Result<T, any Error> in
+                do { return .success(try await operation()) } catch { return .failure(error) }
+            }
+            if case .failure = result, handle.isDeadlineExceeded {
+                throw RPCError(code: .deadlineExceeded, message: "the deadline passed before the RPC finished")
+            }
+            return try result.get()
         }
-        defer { group.cancelAll() }
+        let timer = timeSource.schedule(at: deadline) { handle.expireDeadline() }
+        defer { timer.cancel() }
         return try await group.next()!
     }
 }

@@ -51,33 +51,17 @@ enum ServerRPCExecutor {
         case cancelled
     }
 
-    /// Runs the handler; past the context's deadline it is cancelled and the RPC fails. Without
-    /// a deadline the handler runs in the RPC's own task; with one, beside a timer task.
+    /// Runs the handler in the RPC's own task. Past the context's deadline the transport
+    /// cancels it (``RPCCancellationHandle/expireDeadline()``) from a timer it armed, so a
+    /// deadline costs no task and nothing of it outlives the RPC.
     private static func runUntilDeadline(
         _ context: ServerContext, _ body: @escaping @Sendable () async -> (Status, Metadata)
     ) async -> Outcome {
-        // Either way, waiters on `context.cancellation` are released once the handler is done.
+        // Waiters on `context.cancellation` are released once the handler is done.
         defer { context.cancellation.raise() }
-        guard let deadline = context.deadline else {
-            let result = await body()
-            return Task.isCancelled ? .cancelled : .finished(result)
-        }
-        return await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask { .finished(await body()) }
-            group.addTask {
-                do {
-                    try await Task.sleep(until: deadline, clock: .continuous)
-                    return .deadlineExceeded
-                } catch {
-                    return nil
-                }
-            }
-            defer { group.cancelAll() }
-            guard let first = await group.next() ?? nil else { return .cancelled }
-            if case .deadlineExceeded = first { context.cancellation.raise() }
-            if Task.isCancelled { return .cancelled }
-            return first
-        }
+        let result = await body()
+        if context.cancellation.isDeadlineExceeded { return .deadlineExceeded }
+        return Task.isCancelled ? .cancelled : .finished(result)
     }
 
     /// Runs interceptors and the handler, writes metadata and messages; returns the status.

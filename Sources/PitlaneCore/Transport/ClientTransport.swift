@@ -15,8 +15,13 @@ public protocol ClientTransport: Sendable {
 
     /// The service config's entry for a method, if the transport has a service config.
     func config(forMethod descriptor: MethodDescriptor) -> MethodConfig?
+
+    /// The time the client's deadlines, retry backoff and hedging delays run on.
+    var timeSource: TimeSource { get }
 }
 
 extension ClientTransport {
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? { nil }
+
+    public var timeSource: TimeSource { .continuous }
 }

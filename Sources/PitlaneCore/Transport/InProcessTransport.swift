@@ -16,10 +16,12 @@ public struct InProcessTransport: Sendable {
     ///   - bufferBytes: how many bytes each direction of a stream buffers before the writer
     ///     waits for the reader (the equivalent of an HTTP/2 stream window). Default 64 KiB.
     ///   - serviceConfig: method configs the client applies.
-    public init(bufferBytes: Int = 65_536, serviceConfig: ServiceConfig = ServiceConfig()) {
+    ///   - timeSource: the time deadlines, retry backoff and hedging delays run on. Default real time.
+    public init(bufferBytes: Int = 65_536, serviceConfig: ServiceConfig = ServiceConfig(),
+                timeSource: TimeSource = .continuous) {
         let server = Server()
         self.server = server
-        client = Client(server: server, bufferBytes: bufferBytes, serviceConfig: serviceConfig)
+        client = Client(server: server, bufferBytes: bufferBytes, serviceConfig: serviceConfig, timeSource: timeSource)
     }
 
     struct AcceptedStream: Sendable {
@@ -73,11 +75,13 @@ public struct InProcessTransport: Sendable {
         private let serviceConfig: ServiceConfig
         private let gate = StreamGate(name: "in-process transport")
         private let peak = Mutex(0)
+        public let timeSource: TimeSource
 
-        init(server: Server, bufferBytes: Int, serviceConfig: ServiceConfig) {
+        init(server: Server, bufferBytes: Int, serviceConfig: ServiceConfig, timeSource: TimeSource) {
             self.server = server
             self.bufferBytes = bufferBytes
             self.serviceConfig = serviceConfig
+            self.timeSource = timeSource
         }
 
         public func connect() async throws {
@@ -104,9 +108,9 @@ public struct InProcessTransport: Sendable {
             let requests = BufferedStream<RPCRequestPart>(highWatermark: bufferBytes, sizeOf: \.byteCount)
             let responses = BufferedStream<RPCResponsePart>(highWatermark: bufferBytes, sizeOf: \.byteCount)
             let cancellation = RPCCancellationHandle()
-            let context = ServerTransportContext(
-                peer: "in-process", deadline: options.timeout.map { ContinuousClock.now + $0 }
-            )
+            let deadline = options.timeout.map { timeSource.now + $0 }
+            let context = ServerTransportContext(peer: "in-process", deadline: deadline)
+            let deadlineTimer = deadline.map { timeSource.schedule(at: $0) { cancellation.expireDeadline() } }
             let serverStream = ServerRPCStream(
                 descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests),
                 outbound: .init(wrapping: BufferedStreamWriter(stream: responses))
@@ -125,6 +129,7 @@ public struct InProcessTransport: Sendable {
                 responses.finishConsuming()
                 requests.finish(throwing: RPCError(code: .cancelled, message: "the client closed the stream"))
                 cancellation.cancel()
+                deadlineTimer?.cancel()
             }
             return try await body(clientStream)
         }

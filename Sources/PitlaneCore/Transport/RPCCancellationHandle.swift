@@ -5,6 +5,7 @@ import Synchronization
 public final class RPCCancellationHandle: Sendable {
     private struct State {
         var isCancelled = false
+        var deadlineExceeded = false
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
     }
@@ -23,14 +24,28 @@ public final class RPCCancellationHandle: Sendable {
 
     public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
+    /// Whether the cancellation came from the RPC's deadline (``expireDeadline()``).
+    public var isDeadlineExceeded: Bool { state.withLock { $0.deadlineExceeded } }
+
+    /// The RPC's deadline passed: like ``cancel()``, and the RPC ends with
+    /// `.deadlineExceeded` rather than `.cancelled`. Transports call it from the timer they
+    /// arm for `ServerTransportContext.deadline`; ignored once the signal is raised.
+    public func expireDeadline() {
+        let first = state.withLock { state in
+            guard !state.isCancelled else { return false }
+            state.deadlineExceeded = true
+            return true
+        }
+        if first { cancel() }
+    }
+
     /// Raises the signal and cancels the task inside `run`, if any; later calls do nothing more.
     public func cancel() {
         raise()
         runningTask.withLock { $0?.task.cancel() }
     }
 
-    /// Raises the signal without cancelling `run`'s task: the RPC is over (or past its
-    /// deadline, whose task group cancels the handler itself), and waiters may go.
+    /// Raises the signal without cancelling `run`'s task: the RPC is over, and waiters may go.
     package func raise() {
         let waiters = state.withLock { state in
             state.isCancelled = true
@@ -63,13 +78,19 @@ public final class RPCCancellationHandle: Sendable {
     /// Runs `body` in the calling task, which `cancel()` cancels until `body` returns. No task
     /// is created: an RPC costs one task, not three.
     public func run(_ body: () async -> Void) async {
+        await runReturning(body)
+    }
+
+    /// ``run(_:)`` for a body with a result.
+    package func runReturning<T>(_ body: () async -> T) async -> T {
         withUnsafeCurrentTask { task in
             let running = task.map(RunningTask.init)
             runningTask.withLock { $0 = running }
         }
         if isCancelled { withUnsafeCurrentTask { $0?.cancel() } }
-        await body()
+        let result = await body()
         // Cleared under the lock before the task can end, so `cancel()` never sees a stale task.
         runningTask.withLock { $0 = nil }
+        return result
     }
 }

@@ -15,7 +15,9 @@ public protocol ServerTransport: Sendable {
 public struct ServerTransportContext: Sendable {
     /// The client's address, such as `ipv4:127.0.0.1:51234` or `in-process`.
     public var peer: String
-    /// When the client gives up (from `grpc-timeout`), if it said.
+    /// When the client gives up (from `grpc-timeout`), if it said. The transport enforces it:
+    /// at the deadline it calls the RPC's ``RPCCancellationHandle/expireDeadline()``, and it
+    /// disarms that timer when the RPC ends.
     public var deadline: ContinuousClock.Instant?
 
     public init(peer: String, deadline: ContinuousClock.Instant? = nil) {

@@ -87,6 +87,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         /// Client keepalive: PING after `time` and drop the connection when no ACK comes
         /// within `timeout`. Default nil: no pings, as in gRPC.
         public var keepalive: Keepalive?
+        /// The time connect and handshake timeouts, keepalive, backoff, deadlines, retry
+        /// backoff and hedging delays run on. Default real time; tests step a ``ManualClock``.
+        public var timeSource = TimeSource.continuous
 
         public struct Keepalive: Sendable {
             /// How long between pings. gRPC servers reject intervals under 5 minutes by default.
@@ -148,7 +151,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         }
         self.serviceConfig = serviceConfig
         settings = ConnectionSettings(
-            loops: try EventLoopGroup(threads: config.eventLoopThreads, name: "pitlane-client"),
+            loops: try EventLoopGroup(threads: config.eventLoopThreads, name: "pitlane-client", timeSource: config.timeSource),
             config: config, tls: tls, authority: target.authority)
     }
 
@@ -159,6 +162,8 @@ public final class HTTP2ClientTransport: ClientTransport {
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
         serviceConfig.config(for: descriptor)
     }
+
+    public var timeSource: TimeSource { config.timeSource }
 
     public func connect() async throws {
         await gate.waitUntilDrained()

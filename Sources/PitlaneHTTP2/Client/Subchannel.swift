@@ -43,7 +43,7 @@ final class Subchannel: Sendable {
     /// Whether an RPC picking a subchannel should skip this one: backing off after a failure.
     var isBackingOff: Bool {
         state.withLock { state in
-            if case .transientFailure(_, let retryAt) = state.connection { return ContinuousClock.now < retryAt }
+            if case .transientFailure(_, let retryAt) = state.connection { return settings.config.timeSource.now < retryAt }
             return false
         }
     }
@@ -65,7 +65,7 @@ final class Subchannel: Sendable {
                 break
             case .ready(let connection) where !connection.isUsable:
                 break
-            case .transientFailure(_, let retryAt) where ContinuousClock.now >= retryAt:
+            case .transientFailure(_, let retryAt) where settings.config.timeSource.now >= retryAt:
                 break
             default:
                 return false
@@ -108,7 +108,7 @@ final class Subchannel: Sendable {
                     return .connect
                 case .connecting: return .wait
                 case .transientFailure(let error, let retryAt):
-                    if ContinuousClock.now >= retryAt {
+                    if settings.config.timeSource.now >= retryAt {
                         state.connection = .connecting([])
                         return .connect
                     }
@@ -119,14 +119,15 @@ final class Subchannel: Sendable {
             switch next {
             case .use(let connection): return connection
             case .fail(let error): throw error
-            case .retryAt(let instant): try await Task.sleep(until: instant, clock: .continuous)
+            case .retryAt(let instant): try await settings.config.timeSource.sleep(until: instant)
             case .connect, .wait:
                 do {
                     return try await (next.isConnect ? establish() : waitForConnection())
                 } catch is TryAgain where tryAgainAllowance > 0 {
                     tryAgainAllowance -= 1
                 } catch is TryAgain {
-                    throw RPCError(code: .unavailable, message: "the new connection closed at once")
+                    throw RPCError(code: .unavailable,
+                                   message: "every new connection to \(name) closed before its first stream (3 tried); the server may be limiting idle connections")
                 }
             }
         }
@@ -184,6 +185,8 @@ final class Subchannel: Sendable {
                     lastError = error
                 }
             }
+        } catch let again as TryAgain {
+            throw again
         } catch is CancellationError {
             // Only the RPC that was connecting was cancelled: the next one tries afresh,
             // without a backoff that the peer did not earn.
@@ -201,7 +204,7 @@ final class Subchannel: Sendable {
         let waiters = state.withLock { state in
             let backoff = nextBackoff(after: state.backoff)
             state.backoff = backoff
-            defer { state.connection = .transientFailure(lastError, retryAt: .now + jittered(backoff)) }
+            defer { state.connection = .transientFailure(lastError, retryAt: settings.config.timeSource.now + jittered(backoff)) }
             if case .connecting(let waiters) = state.connection { return waiters }
             return []
         }

@@ -1,4 +1,5 @@
 import Glibc
+import PitlaneCore
 import Synchronization
 
 /// One thread waiting in `epoll_wait` and running everything attached to it: file descriptor
@@ -27,6 +28,8 @@ import Synchronization
 public final class EventLoop: Sendable {
     /// The name given at start, also the thread's name.
     public let name: String
+    /// The time the loop's timers run on.
+    public let timeSource: TimeSource
 
     let epollFD: Int32
     let inbox: Inbox
@@ -35,15 +38,16 @@ public final class EventLoop: Sendable {
     private let loopThreadID = Atomic<UInt>(0)
     private let thread = Mutex<PosixThread?>(nil)
 
-    /// Starts a loop on a new thread named `name`.
-    public static func start(name: String = "pitlane-loop") throws(EventLoopError) -> EventLoop {
-        let loop = try EventLoop(name: name)
+    /// Starts a loop on a new thread named `name`, its timers on `timeSource` (real time by
+    /// default; on a ``ManualClock`` they fire as the clock is advanced).
+    public static func start(name: String = "pitlane-loop", timeSource: TimeSource = .continuous) throws(EventLoopError) -> EventLoop {
+        let loop = try EventLoop(name: name, timeSource: timeSource)
         let thread = try PosixThread.spawn(name: name) { loop.run() }
         loop.thread.withLock { $0 = thread }
         return loop
     }
 
-    private init(name: String) throws(EventLoopError) {
+    private init(name: String, timeSource: TimeSource) throws(EventLoopError) {
         let inbox = try Inbox()
         // Both descriptors are kept in locals until nothing can fail: `deinit` (which closes
         // `epollFD`) only runs for a fully initialized loop.
@@ -56,6 +60,7 @@ public final class EventLoop: Sendable {
             throw .system("epoll_ctl", errno: error)
         }
         self.name = name
+        self.timeSource = timeSource
         self.inbox = inbox
         self.epollFD = epollFD
     }
@@ -132,7 +137,7 @@ public final class EventLoop: Sendable {
         for task in tasks { task() }
         guard shuttingDown else { return .running }
         closeAllHandlers()
-        state.timers.removeAll()
+        cancelAllTimers()
         // Tasks queued by the tasks or close hooks above keep the loop going one more round;
         // their eventfd write makes the next wait return at once.
         return inbox.finishShutdownIfIdle() ? .finished : .running

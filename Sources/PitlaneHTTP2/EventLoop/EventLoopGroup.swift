@@ -1,3 +1,4 @@
+import PitlaneCore
 import Synchronization
 
 /// A fixed set of running ``EventLoop``s, handed out in turn; by default one per core.
@@ -17,12 +18,13 @@ public final class EventLoopGroup: Sendable {
     ///
     /// - Parameter threads: the number of loops, at least 1; defaults to ``System/coreCount``.
     /// - Throws: the first loop's failure to start, after shutting down those already started.
-    public init(threads: Int = System.coreCount, name: String = "pitlane") throws(EventLoopError) {
+    /// - Parameter timeSource: the time the loops' timers run on; real time by default.
+    public init(threads: Int = System.coreCount, name: String = "pitlane", timeSource: TimeSource = .continuous) throws(EventLoopError) {
         precondition(threads >= 1, "an event loop group needs at least one thread")
         var loops: [EventLoop] = []
         do {
             for index in 0..<threads {
-                loops.append(try EventLoop.start(name: "\(name)-\(index)"))
+                loops.append(try EventLoop.start(name: "\(name)-\(index)", timeSource: timeSource))
             }
         } catch {
             for loop in loops { loop.shutdownGracefully() }

@@ -28,7 +28,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var flushAgain = false
     /// RST_STREAMs the client may still send now, and when that was worked out.
     private var resetBudget = 0.0
-    private var resetBudgetCheckedAt = ContinuousClock.now
+    private var resetBudgetCheckedAt: ContinuousClock.Instant
     /// A flush is queued on the loop (`scheduleFlush`).
     private var flushScheduled = false
     private var isClosed = false
@@ -39,7 +39,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var lastPing: ContinuousClock.Instant?
     private var pingStrikes = 0
     /// Since when the connection has had no stream, for `maxConnectionIdle`.
-    private var idleSince: ContinuousClock.Instant? = .now
+    private var idleSince: ContinuousClock.Instant?
 
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
     ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
@@ -54,6 +54,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.onClose = onClose
         session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
         resetBudget = Double(config.maxStreamResetBurst)
+        resetBudgetCheckedAt = loop.now
+        idleSince = loop.now
         session.delegate = self
     }
 
@@ -86,7 +88,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         _ = loop.scheduleTimer(after: delay) { [weak self] in
             guard let self, !self.isClosed, let idle = self.config.maxConnectionIdle else { return }
             guard let since = self.idleSince else { return }  // a stream is open; its end re-arms this
-            let idleFor = ContinuousClock.now - since
+            let idleFor = self.loop.now - since
             if idleFor >= idle {
                 self.drain()
             } else {
@@ -172,6 +174,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     private func end(_ stream: ServerStream, error: RPCError) {
+        if let timer = stream.deadlineTimer { loop.cancelTimer(timer) }
         stream.outbound.close(error)
         if case .closing = stream.phase { return }
         stream.inbound?.finish(throwing: error)
@@ -234,7 +237,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
         end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
         if streams.isEmpty, let idle = config.maxConnectionIdle {
-            idleSince = .now
+            idleSince = loop.now
             checkIdle(after: idle)
         }
         if isDraining && streams.isEmpty { flush() }
@@ -248,7 +251,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// after `maxPingStrikes` early pings it is told "too_many_pings" and disconnected.
     func sessionReceivedPing(isAck: Bool) {
         guard !isAck else { return }
-        let now = ContinuousClock.now
+        let now = loop.now
         defer { lastPing = now }
         guard let last = lastPing, now - last < config.minimumPingInterval else { return }
         pingStrikes += 1
@@ -262,7 +265,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// which refills at `streamResetsPerSecond` up to `maxStreamResetBurst`. Spent out, the
     /// client gets GOAWAY ENHANCE_YOUR_CALM "too_many_resets" and is disconnected.
     func sessionReceivedReset(stream id: Int32) {
-        let now = ContinuousClock.now
+        let now = loop.now
         let refill = (now - resetBudgetCheckedAt) / .seconds(1)
         resetBudget = min(Double(config.maxStreamResetBurst), resetBudget + refill * Double(config.streamResetsPerSecond)) - 1
         resetBudgetCheckedAt = now
@@ -328,7 +331,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             guard let duration = GRPCTimeout.parse(timeout) else {
                 return sendStatus(stream, Status(code: .internal, message: "malformed grpc-timeout \(timeout)"), trailers: [:])
             }
-            deadline = .now + duration
+            deadline = loop.now + duration
         }
         if let encoding = stream.header("grpc-encoding"), encoding != "identity" {
             guard let algorithm = CompressionAlgorithm(name: encoding) else {
@@ -361,6 +364,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             ))
         )
         let context = ServerTransportContext(peer: peer, deadline: deadline)
+        if let deadline {
+            stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [cancellation = stream.cancellation] in
+                cancellation.expireDeadline()
+            }
+        }
         if !accept(rpc, context, stream.cancellation) {
             session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }

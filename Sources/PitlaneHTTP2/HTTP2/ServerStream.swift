@@ -29,6 +29,8 @@ final class ServerStream {
     var dataDeferred = false
     /// Window accounting for received DATA.
     var window = InboundWindow()
+    /// The timer that expires the RPC at its `grpc-timeout`, disarmed when the stream ends.
+    var deadlineTimer: EventLoop.TimerID?
     /// The request's `grpc-encoding`, nil for identity.
     var requestCompression: CompressionAlgorithm?
 

@@ -53,6 +53,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
         /// Default nil: responses are not compressed. Compressed requests are always accepted.
         public var responseCompression: CompressionAlgorithm?
+        /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
+        /// Default real time; tests step a ``ManualClock``.
+        public var timeSource = TimeSource.continuous
         /// Event loop threads; default one per core.
         public var eventLoopThreads = System.coreCount
         /// Whether handlers run on their connection's event loop (default true): no thread hop
@@ -146,7 +149,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     public func listen(
         streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
     ) async throws {
-        let loops = try EventLoopGroup(threads: config.eventLoopThreads)
+        let loops = try EventLoopGroup(threads: config.eventLoopThreads, timeSource: config.timeSource)
         let listener: Socket
         let bound: SocketAddress
         let tls: TLSContext?

@@ -1,3 +1,5 @@
+import PitlaneCore
+
 /// What only the loop's thread touches: registered descriptors and timers.
 ///
 /// `@unchecked Sendable`: the loop object, and with it this state, is shared across threads,
@@ -17,6 +19,8 @@ final class LoopState: @unchecked Sendable {
 
     var registrations: [Int32: Registration] = [:]
     var timers = TimerHeap()
+    /// On a manual clock: the timers armed there, and what each runs here.
+    var manualTimers: [UInt64: (armed: ScheduledTimer, task: () -> Void)] = [:]
     var nextTimerID: UInt64 = 0
     /// Generation 0 is the inbox's eventfd, so registrations start at 1.
     private var lastGeneration: UInt32 = 0
