@@ -81,6 +81,8 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
     public let orderID: String
     private let client: Orders_V1_OrderTracking.Client<Transport>
     private let settings: Settings
+    /// The client transport's: backoff waits on the same clock as the RPCs' deadlines.
+    private let timeSource: TimeSource
     private let onChange: @Sendable (Change) async -> Void
     private let state = Mutex(State())
 
@@ -88,6 +90,7 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
                 onChange: @escaping @Sendable (Change) async -> Void = { _ in }) {
         self.orderID = orderID
         self.client = Orders_V1_OrderTracking.Client(wrapping: client)
+        timeSource = client.transport.timeSource
         self.settings = settings
         self.onChange = onChange
     }
@@ -130,7 +133,7 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
             attempt += 1
             await set(.retrying(attempt: attempt))
             do {
-                try await Task.sleep(for: settings.backoff.delay(attempt: attempt, using: &generator))
+                try await timeSource.sleep(for: settings.backoff.delay(attempt: attempt, using: &generator))
             } catch {
                 break
             }

@@ -9,7 +9,7 @@ import Testing
 /// client against Pitlane's TestService, Pitlane's client against grpcio's TestService, and
 /// Pitlane against itself; over TCP, Unix sockets and TLS, in process and through the
 /// executables.
-@Suite("gRPC interop cases against grpcio", .serialized)
+@Suite("gRPC interop cases against grpcio", .serialized, .timeLimit(.minutes(5)))
 struct InteropTests {
     static let repositoryRoot = URL(filePath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

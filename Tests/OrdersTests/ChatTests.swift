@@ -9,7 +9,7 @@ import Testing
 typealias ChatClient = Chat_V1_ChatRoom.Client<HTTP2ClientTransport>
 
 /// The chat rooms on the real `orders-server`.
-@Suite("orders-server: chat")
+@Suite("orders-server: chat", .timeLimit(.minutes(5)))
 struct ChatTests {
     /// One participant: joins, waits for `go`, sends `texts`, and reads until it has seen
     /// `expecting` messages; returns every message it received.
@@ -175,7 +175,7 @@ struct ChatTests {
     }
 }
 
-@Suite("OrderLog, OrderFeed, Mailbox")
+@Suite("OrderLog, OrderFeed, Mailbox", .timeLimit(.minutes(5)))
 struct MailboxTests {
     @Test("group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone")
     func groupCommit() async throws {

@@ -7,7 +7,7 @@ import TestSupport
 import Testing
 
 /// Authentication, ownership and the error statuses of the order tracker, and FollowOrder.
-@Suite("orders-server: auth, errors, FollowOrder")
+@Suite("orders-server: auth, errors, FollowOrder", .timeLimit(.minutes(5)))
 struct OrderAccessTests {
     @Test("no token is UNAUTHENTICATED, an unknown token PERMISSION_DENIED, another customer's order PERMISSION_DENIED")
     func authentication() async throws {
@@ -201,7 +201,7 @@ extension OrdersClient {
     }
 }
 
-@Suite("orders-server and grpcio")
+@Suite("orders-server and grpcio", .timeLimit(.minutes(5)))
 struct OrdersGrpcioTests {
     @Test("Python grpcio, with stubs it generates from Protos/orders.proto and chat.proto, tracks an order and chats")
     func grpcioClient() async throws {

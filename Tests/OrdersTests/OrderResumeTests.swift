@@ -7,7 +7,7 @@ import Testing
 
 /// Resumable watching against the real `orders-server` over TCP: every update exactly once and
 /// in order, across disconnects, server crashes and retention.
-@Suite("orders-server: resume, crash, retention, concurrency")
+@Suite("orders-server: resume, crash, retention, concurrency", .timeLimit(.minutes(5)))
 struct OrderResumeTests {
     @Test("a watcher disconnected after every one of 1,000 updates and resumed applies exactly the published sequence")
     func disconnectEverywhere() async throws {

@@ -61,7 +61,7 @@ final class RunningProgram: @unchecked Sendable {
     }
 }
 
-@Suite("orders CLI")
+@Suite("orders CLI", .timeLimit(.minutes(5)))
 struct OrdersCLITests {
     @Test("orders watch prints the order live and carries on across a kill -9 and restart of the server")
     func watchAcrossRestart() async throws {

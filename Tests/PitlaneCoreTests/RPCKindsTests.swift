@@ -3,7 +3,7 @@ import TestSupport
 import PitlaneProtobuf
 import Testing
 
-@Suite("Every RPC kind over the in-process transport")
+@Suite("Every RPC kind over the in-process transport", .timeLimit(.minutes(5)))
 struct RPCKindsTests {
     @Test("unary: one request, one response")
     func unary() async throws {

@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-@Suite("The interceptors Pitlane ships")
+@Suite("The interceptors Pitlane ships", .timeLimit(.minutes(5)))
 struct ShippedInterceptorTests {
     static let authentication = BearerTokenAuthenticationInterceptor { token, _ in
         token == "valid-token" ? "alice" : nil

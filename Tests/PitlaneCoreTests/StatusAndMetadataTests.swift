@@ -3,7 +3,7 @@ import TestSupport
 import PitlaneProtobuf
 import Testing
 
-@Suite("Status codes and metadata end to end")
+@Suite("Status codes and metadata end to end", .timeLimit(.minutes(5)))
 struct StatusAndMetadataTests {
     static let errorCodes: [RPCError.Code] = [
         .cancelled, .unknown, .invalidArgument, .deadlineExceeded, .notFound, .alreadyExists,

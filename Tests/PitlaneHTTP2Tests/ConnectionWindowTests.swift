@@ -3,7 +3,7 @@ import PitlaneHTTP2
 import TestSupport
 import Testing
 
-@Suite("Connection flow-control window")
+@Suite("Connection flow-control window", .timeLimit(.minutes(5)))
 struct ConnectionWindowTests {
     @Test("a stream whose reader stalls holds only its own window: other RPCs on the connection go on")
     func stalledStreamDoesNotStallTheConnection() async throws {

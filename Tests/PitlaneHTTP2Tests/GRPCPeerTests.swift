@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// Python grpcio (gRPC C-core) judges the HTTP/2 transport over real sockets on 127.0.0.1.
-@Suite("HTTP/2 transport against grpcio")
+@Suite("HTTP/2 transport against grpcio", .timeLimit(.minutes(5)))
 struct GRPCPeerTests {
     static let repositoryRoot = URL(filePath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -175,6 +175,10 @@ final class PythonServer: Sendable {
         self.port = port
     }
 
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     static func start(arguments: [String]) async throws -> PythonServer {
         try await onDedicatedThread {
             let process = Process()
@@ -185,6 +189,8 @@ final class PythonServer: Sendable {
             process.standardInput = input
             process.standardOutput = output
             try process.run()
+            let watchdog = Watchdog(process, limit: .seconds(60), what: "a Python peer server starting")
+            defer { watchdog.disarm() }
             // The server prints "listening PORT" once it is serving; read that line.
             var line: [UInt8] = []
             while true {
@@ -207,6 +213,8 @@ final class PythonServer: Sendable {
         let input = self.input
         _ = try? await onDedicatedThread {
             try? input.fileHandleForWriting.close()
+            let watchdog = Watchdog(process, limit: .seconds(30), what: "a Python peer server stopping")
+            defer { watchdog.disarm() }
             process.waitUntilExit()
         }
     }

@@ -2,7 +2,7 @@ import PitlaneCore
 @testable import PitlaneHTTP2
 import Testing
 
-@Suite("Message compression with zlib")
+@Suite("Message compression with zlib", .timeLimit(.minutes(5)))
 struct MessageCompressionTests {
     @Test("gzip and deflate round-trip, and compress repetitive data", arguments: [CompressionAlgorithm.gzip, .deflate])
     func roundTrip(_ algorithm: CompressionAlgorithm) throws {

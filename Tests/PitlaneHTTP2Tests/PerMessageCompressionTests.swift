@@ -5,7 +5,7 @@ import Testing
 
 /// Per-message compression over HTTP/2: each side learns which messages arrived compressed
 /// and can send single messages uncompressed on a compressed RPC (`MessageCompressionControl`).
-@Suite("Per-message compression over HTTP/2")
+@Suite("Per-message compression over HTTP/2", .timeLimit(.minutes(5)))
 struct PerMessageCompressionTests {
     /// Echo's Update, answering each request with whether it arrived compressed, and sending
     /// the answer compressed only when the request's `repeat` is 1.

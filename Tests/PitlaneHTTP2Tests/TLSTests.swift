@@ -7,7 +7,7 @@ import Testing
 /// TLS and mutual TLS over real sockets on 127.0.0.1, with certificates each test makes with
 /// the openssl command: against grpcio both ways, Pitlane to Pitlane, and the failures a
 /// client or server must turn away cleanly.
-@Suite("HTTP/2 transport over TLS")
+@Suite("HTTP/2 transport over TLS", .timeLimit(.minutes(5)))
 struct TLSTests {
     typealias Echo = Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>
 

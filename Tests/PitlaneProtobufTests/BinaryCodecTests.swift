@@ -17,7 +17,7 @@ fileprivate func decode<M: Message>(
     try M(serializedBytes: bytes(hexBytes), partial: partial, options: options)
 }
 
-@Suite("Binary codec: hand-written wire bytes")
+@Suite("Binary codec: hand-written wire bytes", .timeLimit(.minutes(5)))
 struct BinaryCodecTests {
     // MARK: Varints
 

@@ -4,7 +4,7 @@ import Testing
 
 /// Python protobuf (upb) fills seeded random messages of every test type; Pitlane decodes
 /// them and re-encodes deterministically, and Python checks the bytes.
-@Suite("Wire format against Python protobuf")
+@Suite("Wire format against Python protobuf", .timeLimit(.minutes(5)))
 struct CrossImplementationTests {
     /// Every top-level message of the test protos, by protobuf name.
     static let types: [String: any Message.Type] = Dictionary(uniqueKeysWithValues: ([

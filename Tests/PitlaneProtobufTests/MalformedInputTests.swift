@@ -116,7 +116,7 @@ fileprivate enum Samples {
     }
 }
 
-@Suite("Malformed input: errors, not crashes")
+@Suite("Malformed input: errors, not crashes", .timeLimit(.minutes(5)))
 struct MalformedInputTests {
     // MARK: Truncation
 

@@ -4,7 +4,7 @@ import PitlaneCore
 import PitlaneProtobuf
 import Testing
 
-@Suite("The session's code, ported by imports only")
+@Suite("The session's code, ported by imports only", .timeLimit(.minutes(5)))
 struct SeedClientTests {
     @Test("ListRaces as the schedule view calls it")
     func listRaces() async throws {

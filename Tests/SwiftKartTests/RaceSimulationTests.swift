@@ -3,7 +3,7 @@ import PitlaneProtobuf
 @testable import SwiftKart
 import Testing
 
-@Suite("Race simulation and followers")
+@Suite("Race simulation and followers", .timeLimit(.minutes(5)))
 struct RaceSimulationTests {
     static let duckPondDash = Schedule.races.first { $0.name == "Duck Pond Dash" }!
 

@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 
 /// The `swiftkart` command-line client against a real `swiftkart-server`, plaintext and TLS.
-@Suite("swiftkart command-line client")
+@Suite("swiftkart command-line client", .timeLimit(.minutes(5)))
 struct SwiftKartCLITests {
     static let client = SwiftKartServerTests.root.appending(path: ".build/debug/swiftkart").path
 

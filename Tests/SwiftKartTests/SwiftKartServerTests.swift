@@ -9,7 +9,7 @@ import Testing
 
 /// The built `swiftkart-server`, a real process on 127.0.0.1, judged by Pitlane's client and
 /// by Python grpcio with stubs it generates itself from Protos/swiftkart.proto.
-@Suite("swiftkart-server end to end")
+@Suite("swiftkart-server end to end", .timeLimit(.minutes(5)))
 struct SwiftKartServerTests {
     static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let server = root.appending(path: ".build/debug/swiftkart-server").path

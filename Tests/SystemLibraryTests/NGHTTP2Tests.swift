@@ -1,7 +1,7 @@
 import CNGHTTP2
 import Testing
 
-@Suite("libnghttp2 through CNGHTTP2")
+@Suite("libnghttp2 through CNGHTTP2", .timeLimit(.minutes(5)))
 struct NGHTTP2Tests {
     /// Collects what the session writes, reached through nghttp2's `user_data` pointer.
     final class Sink {

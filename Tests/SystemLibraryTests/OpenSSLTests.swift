@@ -1,7 +1,7 @@
 import COpenSSL
 import Testing
 
-@Suite("OpenSSL through COpenSSL")
+@Suite("OpenSSL through COpenSSL", .timeLimit(.minutes(5)))
 struct OpenSSLTests {
     @Test("a TLS client context offers ALPN h2 and an SSL object inherits it")
     func contextWithALPN() throws {

@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 import Testing
 
-@Suite("SQLite through CSQLite")
+@Suite("SQLite through CSQLite", .timeLimit(.minutes(5)))
 struct SQLiteTests {
     /// SQLite's destructor sentinel meaning "copy the bytes now"; a C macro Swift cannot import.
     let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

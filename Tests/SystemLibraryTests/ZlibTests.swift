@@ -1,7 +1,7 @@
 import CZlib
 import Testing
 
-@Suite("zlib through CZlib")
+@Suite("zlib through CZlib", .timeLimit(.minutes(5)))
 struct ZlibTests {
     @Test("1 MiB round-trips through deflate and inflate")
     func roundTripOneMebibyte() throws {

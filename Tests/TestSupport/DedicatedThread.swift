@@ -11,8 +11,10 @@ public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws
 }
 
 /// Runs a program to its end on a dedicated thread; returns its exit status and everything
-/// it printed (standard output and error together).
-public func runProcess(_ executable: String, _ arguments: [String]) async throws -> (status: Int32, output: String) {
+/// it printed (standard output and error together). A program still running after
+/// `limit` is killed (and its status says so).
+public func runProcess(_ executable: String, _ arguments: [String],
+                       limit: Duration = peerTimeLimit) async throws -> (status: Int32, output: String) {
     try await onDedicatedThread {
         let process = Process()
         process.executableURL = URL(filePath: executable)
@@ -21,6 +23,8 @@ public func runProcess(_ executable: String, _ arguments: [String]) async throws
         process.standardOutput = pipe
         process.standardError = pipe
         try process.run()
+        let watchdog = Watchdog(process, limit: limit, what: "\(executable) \(arguments.joined(separator: " "))")
+        defer { watchdog.disarm() }
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))

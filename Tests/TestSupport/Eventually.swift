@@ -16,5 +16,9 @@ public func eventually(
 public struct TimedOut: Error, CustomStringConvertible {
     public let what: String
     public let limit: Duration
+    public init(what: String, limit: Duration) {
+        self.what = what
+        self.limit = limit
+    }
     public var description: String { "\(what) did not hold within \(limit)" }
 }

@@ -18,6 +18,12 @@ public final class ServerProcess: @unchecked Sendable {
         self.errorLog = errorLog
     }
 
+    /// A test that ended without stopping its server (it failed, or hit its time limit)
+    /// leaves no process behind.
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+
     public static func start(_ executable: String, _ arguments: [String]) async throws -> ServerProcess {
         try await onDedicatedThread {
             let process = Process()
@@ -30,6 +36,9 @@ public final class ServerProcess: @unchecked Sendable {
             process.standardError = try FileHandle(forWritingTo: errorLog)
             process.standardInput = FileHandle.nullDevice
             try process.run()
+            // A server that never says it is listening is killed, which ends the read below.
+            let watchdog = Watchdog(process, limit: .seconds(60), what: "\(executable) starting")
+            defer { watchdog.disarm() }
             var line: [UInt8] = []
             while true {
                 guard let character = output.fileHandleForReading.readData(ofLength: 1).first else {
@@ -58,6 +67,8 @@ public final class ServerProcess: @unchecked Sendable {
         let errorLog = self.errorLog
         return (try? await onDedicatedThread {
             kill(process.processIdentifier, signal)
+            let watchdog = Watchdog(process, limit: .seconds(30), what: "a server stopping")
+            defer { watchdog.disarm() }
             process.waitUntilExit()
             let log = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
             try? FileManager.default.removeItem(at: errorLog)

@@ -51,14 +51,19 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
             }
             metadata = received
         } catch {
-            await reject(stream, RPCError.from(error))
+            // Cancelled while the request's headers were on their way: say why.
+            let failure = transportContext.cancellation.isDeadlineExceeded
+                ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")
+                : RPCError.from(error)
+            await reject(stream, failure)
             return
         }
         guard let handler = router.handler(for: stream.descriptor) else {
             await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented"))
             return
         }
-        let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline)
+        let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline,
+                                    cancellation: transportContext.cancellation)
         await handler(metadata, RPCAsyncSequence(wrapping: IteratorSequence(iterator: iterator)), stream.outbound, context, settings)
     }
 

@@ -109,7 +109,7 @@ public struct InProcessTransport: Sendable {
             let responses = BufferedStream<RPCResponsePart>(highWatermark: bufferBytes, sizeOf: \.byteCount)
             let cancellation = RPCCancellationHandle()
             let deadline = options.timeout.map { timeSource.now + $0 }
-            let context = ServerTransportContext(peer: "in-process", deadline: deadline)
+            let context = ServerTransportContext(peer: "in-process", deadline: deadline, cancellation: cancellation)
             let deadlineTimer = deadline.map { timeSource.schedule(at: $0) { cancellation.expireDeadline() } }
             let serverStream = ServerRPCStream(
                 descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: requests),

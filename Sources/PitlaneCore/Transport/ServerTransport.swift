@@ -19,9 +19,14 @@ public struct ServerTransportContext: Sendable {
     /// at the deadline it calls the RPC's ``RPCCancellationHandle/expireDeadline()``, and it
     /// disarms that timer when the RPC ends.
     public var deadline: ContinuousClock.Instant?
+    /// The RPC's cancellation signal, which the transport raises when the client cancels,
+    /// the connection is lost or the deadline passes; it becomes the handler's
+    /// ``ServerContext/cancellation``.
+    public var cancellation: RPCCancellationHandle
 
-    public init(peer: String, deadline: ContinuousClock.Instant? = nil) {
+    public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle()) {
         self.peer = peer
         self.deadline = deadline
+        self.cancellation = cancellation
     }
 }

@@ -363,7 +363,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
                 connection: self, stream: id, outbound: stream.outbound, compression: responseCompression
             ))
         )
-        let context = ServerTransportContext(peer: peer, deadline: deadline)
+        let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: stream.cancellation)
         if let deadline {
             stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [cancellation = stream.cancellation] in
                 cancellation.expireDeadline()

@@ -1,7 +1,7 @@
 @testable import PitlaneHTTP2
 import Testing
 
-@Suite("TimerHeap")
+@Suite("TimerHeap", .timeLimit(.minutes(5)))
 struct TimerHeapTests {
     @Test("pops due timers by deadline then id, skipping removed ones")
     func ordering() {
