@@ -28,7 +28,7 @@ public struct OrderAccess: Sendable {
     }
 
     /// The server interceptor: calls to the order tracker need `authorization: Bearer <token>`
-    /// (`.unauthenticated` without one, `.permissionDenied` for an unknown one); other services
+    /// (`.unauthenticated` without one or with an unknown one); other services
     /// on the same server (health, chat) pass untouched.
     public func interceptor() -> any ServerInterceptor {
         let users = self.users

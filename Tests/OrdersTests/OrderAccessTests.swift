@@ -28,7 +28,7 @@ struct OrderAccessTests {
                 #expect(await rpcError { _ = try await anonymous.collect("alices", since: start, count: 1) }?.code == .unauthenticated)
             }
             try await server.withOrders(token: "stolen-token") { stranger in
-                #expect(await rpcError { _ = try await stranger.getOrder(.with { $0.orderID = "alices" }) }?.code == .permissionDenied)
+                #expect(await rpcError { _ = try await stranger.getOrder(.with { $0.orderID = "alices" }) }?.code == .unauthenticated)
             }
             try await server.withOrders(token: "bob-token") { bob in
                 #expect(await rpcError { _ = try await bob.getOrder(.with { $0.orderID = "alices" }) }?.code == .permissionDenied)

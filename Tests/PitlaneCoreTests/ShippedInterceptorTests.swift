@@ -10,7 +10,7 @@ struct ShippedInterceptorTests {
         token == "valid-token" ? "alice" : nil
     }
 
-    @Test("bearer tokens: missing → .unauthenticated, wrong → .permissionDenied, valid → the handler sees the identity")
+    @Test("bearer tokens: missing → .unauthenticated, unknown → .unauthenticated, valid → the handler sees the identity")
     func bearerTokens() async throws {
         try await withEchoServer(serverInterceptors: [Self.authentication]) { echo, _ in
             let missing = await #expect(throws: RPCError.self) { try await echo.get(EchoRequest()) }
@@ -19,7 +19,7 @@ struct ShippedInterceptorTests {
             let wrong = await #expect(throws: RPCError.self) {
                 try await echo.get(EchoRequest(), metadata: ["authorization": "Bearer forged"])
             }
-            #expect(wrong?.code == .permissionDenied)
+            #expect(wrong?.code == .unauthenticated)
 
             // A client cannot claim an identity itself: the interceptor replaces the header.
             var metadata: Metadata = ["authorization": "Bearer valid-token"]

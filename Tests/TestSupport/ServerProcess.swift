@@ -6,6 +6,9 @@ import Foundation
 public final class ServerProcess: @unchecked Sendable {
     public let port: Int
     private let process: Process
+
+    /// The server's process id.
+    public var processIdentifier: Int32 { process.processIdentifier }
     private let errorLog: URL
 
     public struct StartFailure: Error, CustomStringConvertible {

@@ -1,5 +1,7 @@
 /// Server side of bearer-token authentication: calls without `authorization: Bearer <token>`
-/// fail with `.unauthenticated`, calls whose token `validate` rejects with `.permissionDenied`.
+/// fail with `.unauthenticated`, and so do calls whose token `validate` does not know (gRPC's
+/// status codes: invalid credentials are UNAUTHENTICATED; PERMISSION_DENIED is for a known
+/// caller without the right, which handlers decide).
 /// The identity `validate` returns is added to the request metadata as `x-authenticated-user`
 /// for handlers to read (a client cannot forge it: any incoming value is removed first).
 public struct BearerTokenAuthenticationInterceptor: ServerInterceptor {
@@ -22,7 +24,7 @@ public struct BearerTokenAuthenticationInterceptor: ServerInterceptor {
             return StreamingServerResponse(error: RPCError(code: .unauthenticated, message: "a bearer token is required"))
         }
         guard let identity = try await validate(String(header.dropFirst(7)), context.descriptor) else {
-            return StreamingServerResponse(error: RPCError(code: .permissionDenied, message: "the token is not valid"))
+            return StreamingServerResponse(error: RPCError(code: .unauthenticated, message: "the bearer token is not valid"))
         }
         var request = request
         request.metadata.removeAllValues(forKey: Self.identityKey)

@@ -318,6 +318,14 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         streams[id]?.headers.append((name, value))
     }
 
+    /// A response whose headers or trailers pass the limit fails, and the stream is reset.
+    func sessionHeaderListTooLarge(stream id: Int32, limit: Int) {
+        guard let stream = streams[id] else { return }
+        stream.headers = []
+        stream.fail(RPCError(code: .resourceExhausted, message: "the response's header list exceeds the client's limit of \(limit) bytes"))
+        session.resetStream(id, errorCode: NGHTTP2_CANCEL.rawValue)
+    }
+
     func sessionEndedHeaders(stream id: Int32, endStream: Bool) {
         guard let stream = streams[id] else { return }
         stream.receivedHeaders(endStream: endStream)

@@ -34,7 +34,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var isClosed = false
     /// After GOAWAY: close once the last stream ends.
     private var isDraining = false
-    private var receivedBytes = false
+    /// The client's preface (its first SETTINGS) arrived; until then the preface timeout runs.
+    private var receivedPreface = false
     /// Keepalive enforcement: when the client last pinged, and how often too soon.
     private var lastPing: ContinuousClock.Instant?
     private var pingStrikes = 0
@@ -69,7 +70,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         session.setConnectionWindow(config.connectionWindowBytes)
         try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
         _ = loop.scheduleTimer(after: config.prefaceTimeout) { [weak self] in
-            guard let self, !self.receivedBytes else { return }
+            guard let self, !self.receivedPreface else { return }
             self.close()
         }
         if let idle = config.maxConnectionIdle { checkIdle(after: idle) }
@@ -105,8 +106,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         let outcome = pump.read(from: socket, into: session)
         isReceiving = false
         switch outcome {
-        case .drained(let received):
-            if received > 0 { receivedBytes = true }
+        case .drained:
             flush()
         case .handshakeCompleted:
             // The server's SETTINGS go out; the client's preface may wait in the engine already.
@@ -193,9 +193,20 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         stream.requestHeaders.append((name, value))
     }
 
+    func sessionHeaderListTooLarge(stream id: Int32, limit: Int) {
+        guard let stream = streams[id], case .headers = stream.phase else { return }
+        stream.headerListTooLarge = limit
+        stream.requestHeaders.removeAll()
+    }
+
     func sessionEndedHeaders(stream id: Int32, endStream: Bool) {
         guard let stream = streams[id] else { return }
         if case .headers = stream.phase {
+            if let limit = stream.headerListTooLarge {
+                stream.phase = .open(responseHeadersSent: false)
+                let status = Status(code: .resourceExhausted, message: "the request's header list exceeds the server's limit of \(limit) bytes")
+                return sendStatus(stream, status, trailers: [:])
+            }
             startRPC(stream)
         }
         if endStream { stream.inbound?.finish() }
@@ -245,7 +256,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
 
-    func sessionReceivedSettings() {}
+    func sessionReceivedSettings() {
+        receivedPreface = true
+    }
 
     /// gRPC's ping policy: a client may not ping more often than the configured interval;
     /// after `maxPingStrikes` early pings it is told "too_many_pings" and disconnected.
@@ -255,7 +268,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         defer { lastPing = now }
         guard let last = lastPing, now - last < config.minimumPingInterval else { return }
         pingStrikes += 1
-        guard pingStrikes > config.maxPingStrikes else { return }
+        guard pingStrikes > config.maxPingStrikes, !isDraining else { return }
         session.submitGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: "too_many_pings")
         isDraining = true
         closeAfterGoAway()
@@ -365,13 +378,27 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         )
         let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: stream.cancellation)
         if let deadline {
-            stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [cancellation = stream.cancellation] in
-                cancellation.expireDeadline()
+            stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak self, weak stream] in
+                guard let self, let stream else { return }
+                stream.deadlineTimer = nil
+                self.expireDeadline(of: stream)
             }
         }
         if !accept(rpc, context, stream.cancellation) {
             session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }
+    }
+
+    /// The client's deadline passed: the handler is cancelled and its status
+    /// (DEADLINE_EXCEEDED) follows what it queued. Response data the client's window still
+    /// holds back would keep the stream open after the client gave up, so such a stream is
+    /// reset instead, which frees it now.
+    private func expireDeadline(of stream: ServerStream) {
+        stream.cancellation.expireDeadline()
+        guard !stream.pendingData.isEmpty, streams[stream.id] === stream else { return }
+        stream.phase = .closing
+        session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)
+        flush()
     }
 
     private func messageRead(stream id: Int32) {

@@ -5,6 +5,9 @@ import CNGHTTP2
 protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionBeganHeaders(stream: Int32)
     func sessionReceivedHeader(name: String, value: String, stream: Int32)
+    /// The header list of the HEADERS block arriving on `stream` passed the limit; its
+    /// further fields are not reported (they are still decoded, to keep HPACK in step).
+    func sessionHeaderListTooLarge(stream: Int32, limit: Int)
     /// A HEADERS frame (request, response or trailers) is complete.
     func sessionEndedHeaders(stream: Int32, endStream: Bool)
     func sessionReceivedData(_ data: UnsafeRawBufferPointer, stream: Int32)
@@ -47,22 +50,43 @@ final class NGHTTP2Session {
     private(set) var raw: OpaquePointer!
     /// The connection; it owns the session, so the reference back is unowned.
     unowned(unsafe) var delegate: (any NGHTTP2SessionDelegate)!
+    /// The largest header list accepted, counted as RFC 9113 §6.5.2 does (name, value and 32
+    /// bytes per field). nghttp2 announces SETTINGS_MAX_HEADER_LIST_SIZE but does not enforce
+    /// it on what it receives: HPACK lets a 128 KiB request repeat one 4 KiB field by index
+    /// into hundreds of megabytes of headers, so the session counts them itself.
+    let maxHeaderListBytes: Int
+    /// The size so far of each header block being received, by stream.
+    private var headerListBytes: [Int32: Int] = [:]
 
     /// - Parameters:
     ///   - isServer: the server or the client side of the connection.
     ///   - maxHeaderListBytes: the largest header list accepted (SETTINGS_MAX_HEADER_LIST_SIZE).
     init(isServer: Bool, maxHeaderListBytes: Int = 16_384) {
+        self.maxHeaderListBytes = maxHeaderListBytes
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         defer { nghttp2_session_callbacks_del(callbacks) }
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
-            owningSession(user).delegate.sessionBeganHeaders(stream: frame!.pointee.hd.stream_id)
+            let session = owningSession(user)
+            let stream = frame!.pointee.hd.stream_id
+            session.headerListBytes[stream] = 0
+            session.delegate.sessionBeganHeaders(stream: stream)
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
+            let session = owningSession(user)
+            let stream = frame!.pointee.hd.stream_id
+            guard let before = session.headerListBytes[stream] else { return 0 }  // already over the limit
+            let total = before + nameLength + valueLength + 32
+            guard total <= session.maxHeaderListBytes else {
+                session.headerListBytes[stream] = nil
+                session.delegate.sessionHeaderListTooLarge(stream: stream, limit: session.maxHeaderListBytes)
+                return 0
+            }
+            session.headerListBytes[stream] = total
             let name = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
             let value = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
-            owningSession(user).delegate.sessionReceivedHeader(name: name, value: value, stream: frame!.pointee.hd.stream_id)
+            session.delegate.sessionReceivedHeader(name: name, value: value, stream: stream)
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks) { _, frame, user in
@@ -71,6 +95,7 @@ final class NGHTTP2Session {
             let delegate = owningSession(user).delegate!
             switch Int(header.type) {
             case Int(NGHTTP2_HEADERS.rawValue):
+                owningSession(user).headerListBytes[header.stream_id] = nil
                 delegate.sessionEndedHeaders(stream: header.stream_id, endStream: endStream)
             case Int(NGHTTP2_DATA.rawValue) where endStream:
                 delegate.sessionEndedData(stream: header.stream_id)
@@ -109,6 +134,7 @@ final class NGHTTP2Session {
             }
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, user in
+            owningSession(user).headerListBytes[stream] = nil
             owningSession(user).delegate.sessionClosedStream(stream, errorCode: errorCode)
             return 0
         }

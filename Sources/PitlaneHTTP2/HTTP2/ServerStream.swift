@@ -16,6 +16,8 @@ final class ServerStream {
     let id: Int32
     var phase = Phase.headers
     var requestHeaders: [(name: String, value: String)] = []
+    /// The request's header list passed the server's limit: it is answered, not served.
+    var headerListTooLarge: Int?
     var deframer: MessageDeframer
     /// Request parts for the handler; nil until the request headers are accepted.
     var inbound: BufferedStream<RPCRequestPart>?

@@ -257,8 +257,14 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
     /// Accepts connections on its loop and gives each to the next loop.
     ///
-    /// `@unchecked Sendable`: its socket is used on `loop` only; other threads reach it
-    /// through `loop.execute`.
+    /// When accepting fails for want of resources (no descriptors left: EMFILE, ENFILE; no
+    /// memory: ENOBUFS, ENOMEM), the listener stays readable, and a level-triggered loop
+    /// would spin on it. The acceptor instead stops watching it, says so once, and tries again
+    /// after a pause that doubles up to a second, while open connections carry on; it says
+    /// so again when accepting works once more.
+    ///
+    /// `@unchecked Sendable`: its socket and state are used on `loop` only; other threads
+    /// reach it through `loop.execute`.
     private final class Acceptor: FileDescriptorHandler, @unchecked Sendable {
         unowned let transport: HTTP2ServerTransport
         let listener: Socket
@@ -266,6 +272,11 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let loops: EventLoopGroup
         /// nil for plaintext.
         let tls: TLSContext?
+        /// While accepting is paused after a failure: how long the current pause is.
+        private var pause: Duration?
+
+        static let firstPause: Duration = .milliseconds(10)
+        static let longestPause: Duration = .seconds(1)
 
         init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup, tls: TLSContext?) {
             self.transport = transport
@@ -280,8 +291,33 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         }
 
         func readable() {
-            while let socket = try? listener.accept() {
+            while listener.isOpen {
+                let socket: Socket?
+                do {
+                    socket = try listener.accept()
+                } catch {
+                    return backOff(after: error)
+                }
+                guard let socket else { break }
+                if pause != nil {
+                    pause = nil
+                    logToStandardError("pitlane: accepting connections on \(transport.address) again")
+                }
                 transport.adopt(socket, on: loops.next(), tls: tls)
+            }
+        }
+
+        private func backOff(after error: SocketError) {
+            let next = pause.map { min($0 * 2, Self.longestPause) } ?? Self.firstPause
+            if pause == nil {
+                logToStandardError("pitlane: cannot accept connections on \(transport.address) (\(error)); pausing accepts, open connections carry on")
+            }
+            pause = next
+            try? loop.setInterest(listener.fileDescriptor, readable: false, writable: false)
+            loop.scheduleTimer(after: next) { [weak self] in
+                guard let self, self.listener.isOpen else { return }
+                try? self.loop.setInterest(self.listener.fileDescriptor, readable: true, writable: false)
+                self.readable()
             }
         }
 
