@@ -79,7 +79,11 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     private func socketConnected() {
-        try? loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
+        do {
+            try loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
+        } catch {
+            return fail(RPCError(code: .unavailable, message: "cannot watch the connection to \(authority): \(error)"))
+        }
         guard pump.isHandshaking else { return ready() }
         phase = .handshaking
         let timeout = config.tlsHandshakeTimeout
@@ -187,7 +191,18 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func errorOrHangUp() {
-        if phase == .connecting { return writable() }
+        if phase == .connecting {
+            // The loop no longer watches the socket. Either the connect failed, or it worked and
+            // the server closed the connection before this loop saw it writable (a server with
+            // an idle limit on a busy machine): then there is no connection to use either, and
+            // treating it as ready would leave streams on a socket nobody reads.
+            do {
+                try socket.finishConnect()
+            } catch {
+                return fail(RPCError(code: .unavailable, message: "cannot connect: \(error)"))
+            }
+            return fail(RPCError(code: .unavailable, message: "cannot connect to \(authority): the server closed the connection at once"))
+        }
         readable()
         close(RPCError(code: .unavailable, message: "the connection was lost"))
     }

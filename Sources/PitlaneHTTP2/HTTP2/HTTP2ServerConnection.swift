@@ -26,21 +26,16 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// once the current one is done.
     private var isFlushing = false
     private var flushAgain = false
-    /// RST_STREAMs the client may still send now, and when that was worked out.
-    private var resetBudget = 0.0
-    private var resetBudgetCheckedAt: ContinuousClock.Instant
     /// A flush is queued on the loop (`scheduleFlush`).
     private var flushScheduled = false
+    /// The socket is closed.
     private var isClosed = false
-    /// After GOAWAY: close once the last stream ends.
-    private var isDraining = false
+    /// Close as soon as everything queued is written (a final GOAWAY to a misbehaving client).
+    private var closeWhenWritten = false
     /// The client's preface (its first SETTINGS) arrived; until then the preface timeout runs.
     private var receivedPreface = false
-    /// Keepalive enforcement: when the client last pinged, and how often too soon.
-    private var lastPing: ContinuousClock.Instant?
-    private var pingStrikes = 0
-    /// Since when the connection has had no stream, for `maxConnectionIdle`.
-    private var idleSince: ContinuousClock.Instant?
+    /// Ping policy, rapid-reset budget, idle and age, and the graceful drain.
+    private var management: ServerConnectionStateMachine
 
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
     ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
@@ -54,9 +49,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.accept = accept
         self.onClose = onClose
         session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
-        resetBudget = Double(config.maxStreamResetBurst)
-        resetBudgetCheckedAt = loop.now
-        idleSince = loop.now
+        management = ServerConnectionStateMachine(limits: .init(config), now: loop.now)
         session.delegate = self
     }
 
@@ -75,10 +68,13 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
         if let idle = config.maxConnectionIdle { checkIdle(after: idle) }
         if let age = config.maxConnectionAge {
-            _ = loop.scheduleTimer(after: age) { [weak self] in
+            loop.scheduleTimer(after: age) { [weak self] in
                 guard let self else { return }
-                self.drain()
-                _ = self.loop.scheduleTimer(after: self.config.maxConnectionAgeGrace) { [weak self] in self?.close() }
+                self.perform(self.management.ageReached())
+                self.loop.scheduleTimer(after: self.config.maxConnectionAgeGrace) { [weak self] in
+                    guard let self else { return }
+                    self.perform(self.management.ageGraceEnded())
+                }
             }
         }
         flush()
@@ -86,17 +82,39 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     /// Goes away once the connection has been without streams for `maxConnectionIdle`.
     private func checkIdle(after delay: Duration) {
-        _ = loop.scheduleTimer(after: delay) { [weak self] in
-            guard let self, !self.isClosed, let idle = self.config.maxConnectionIdle else { return }
-            guard let since = self.idleSince else { return }  // a stream is open; its end re-arms this
-            let idleFor = self.loop.now - since
-            if idleFor >= idle {
-                self.drain()
-            } else {
-                self.checkIdle(after: idle - idleFor)
-            }
+        loop.scheduleTimer(after: delay) { [weak self] in
+            guard let self, !self.isClosed else { return }
+            let (action, again) = self.management.idleCheck(at: self.loop.now)
+            self.perform(action)
+            if let again { self.checkIdle(after: again) }
         }
     }
+
+    /// Carries out what the state machine decided.
+    private func perform(_ action: ServerConnectionStateMachine.Action) {
+        switch action {
+        case .none:
+            return
+        case .sendDrainNotice:
+            session.submitShutdownNotice()
+            session.submitPing()
+            // A client that never answers the PING gets the final GOAWAY anyway.
+            loop.scheduleTimer(after: Self.drainNoticePatience) { [weak self] in
+                guard let self else { return }
+                self.perform(self.management.drainNoticeAcknowledged())
+            }
+            flush()
+        case .sendGoAway(let errorCode, let debug, let closeOnceWritten):
+            session.submitGoAway(errorCode: errorCode, debug: debug)
+            if closeOnceWritten { closeWhenWritten = true }
+            scheduleFlush()
+        case .close:
+            close()
+        }
+    }
+
+    /// How long the drain notice's PING may go unanswered before the final GOAWAY.
+    static let drainNoticePatience: Duration = .seconds(10)
 
     // MARK: Socket events
 
@@ -149,13 +167,14 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             return close()
         }
         if pump.takeResumeReading() { loop.execute { [self] in readable() } }
-        if !session.isActive || (isDraining && streams.isEmpty && !pump.hasUnsentBytes) { close() }
+        if !session.isActive || (closeWhenWritten && !pump.hasUnsentBytes) { close() }
     }
 
     /// Closes the socket; every open RPC is cancelled.
     func close() {
         guard !isClosed else { return }
         isClosed = true
+        management.closed()
         loop.deregister(socket.fileDescriptor)
         pump.sendCloseNotify(to: socket)
         socket.close()
@@ -165,12 +184,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         onClose(self)
     }
 
-    /// Stops accepting streams (GOAWAY); the connection closes when the last one ends.
+    /// Stops accepting streams (GOAWAY in two steps); the connection closes when the last
+    /// one ends.
     func drain() {
-        guard !isClosed, !isDraining else { return }
-        isDraining = true
-        session.submitGoAway()
-        flush()
+        guard !isClosed else { return }
+        perform(management.beginDrain())
     }
 
     private func end(_ stream: ServerStream, error: RPCError) {
@@ -185,6 +203,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionBeganHeaders(stream id: Int32) {
         guard streams[id] == nil else { return }
+        guard management.streamOpened() == .accept else {
+            return session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
+        }
         streams[id] = ServerStream(id: id, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
     }
 
@@ -247,11 +268,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
         end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
-        if streams.isEmpty, let idle = config.maxConnectionIdle {
-            idleSince = loop.now
-            checkIdle(after: idle)
-        }
-        if isDraining && streams.isEmpty { flush() }
+        let action = management.streamClosed(at: loop.now)
+        if streams.isEmpty, let idle = config.maxConnectionIdle, !management.isDraining { checkIdle(after: idle) }
+        // The close waits for the stream's last frames to be written.
+        if action == .close { closeWhenWritten = true }
+        scheduleFlush()
     }
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
@@ -260,54 +281,22 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         receivedPreface = true
     }
 
-    /// gRPC's ping policy: a client may not ping more often than the configured interval;
-    /// after `maxPingStrikes` early pings it is told "too_many_pings" and disconnected.
+    /// gRPC's ping policy; see ``ServerConnectionStateMachine``. An ACK is the answer to
+    /// the drain notice's PING, the only one the server sends.
     func sessionReceivedPing(isAck: Bool) {
-        guard !isAck else { return }
-        let now = loop.now
-        defer { lastPing = now }
-        guard let last = lastPing, now - last < config.minimumPingInterval else { return }
-        pingStrikes += 1
-        guard pingStrikes > config.maxPingStrikes, !isDraining else { return }
-        session.submitGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: "too_many_pings")
-        isDraining = true
-        closeAfterGoAway()
+        perform(isAck ? management.drainNoticeAcknowledged() : management.pingReceived(at: loop.now))
     }
 
-    /// Rapid-reset protection: each RST_STREAM from the client spends one of `resetBudget`,
-    /// which refills at `streamResetsPerSecond` up to `maxStreamResetBurst`. Spent out, the
-    /// client gets GOAWAY ENHANCE_YOUR_CALM "too_many_resets" and is disconnected.
+    /// Rapid-reset protection; see ``ServerConnectionStateMachine``.
     func sessionReceivedReset(stream id: Int32) {
-        let now = loop.now
-        let refill = (now - resetBudgetCheckedAt) / .seconds(1)
-        resetBudget = min(Double(config.maxStreamResetBurst), resetBudget + refill * Double(config.streamResetsPerSecond)) - 1
-        resetBudgetCheckedAt = now
-        guard resetBudget < 0, !isDraining else { return }
-        session.submitGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: "too_many_resets")
-        isDraining = true
-        closeAfterGoAway()
-    }
-
-    /// Sending headers or data resets the count, as gRPC C-core does: a client measuring the
-    /// bandwidth of a busy stream (BDP pings) is not abusing the connection.
-    private func forgivePings() {
-        lastPing = nil
-        pingStrikes = 0
-    }
-
-    /// Closes once the GOAWAY is out: the client broke the ping policy.
-    private func closeAfterGoAway() {
-        loop.execute { [self] in
-            flush()
-            close()
-        }
+        perform(management.resetReceived(at: loop.now))
     }
 
     func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
         let count = stream.pendingData.read(into: buffer)
         stream.outbound.sent(count)
-        if count > 0 { forgivePings() }
+        if count > 0 { management.framesSent() }
         if stream.pendingData.isEmpty, let trailers = stream.pendingTrailers {
             stream.pendingTrailers = nil
             try? session.submitTrailer(stream: id, headers: trailers)
@@ -325,16 +314,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Checks a request's headers and hands the RPC to the transport, or answers at once.
     private func startRPC(_ stream: ServerStream) {
         stream.phase = .open(responseHeadersSent: false)
-        pingStrikes = 0
-        idleSince = nil
         guard stream.header(":method") == "POST" else {
             return respondHTTP(stream, status: 405)
         }
         guard let contentType = stream.header("content-type"), contentType.hasPrefix("application/grpc") else {
             return respondHTTP(stream, status: 415)
-        }
-        guard !isDraining else {
-            return session.resetStream(stream.id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }
         guard let path = stream.header(":path"), let descriptor = MethodDescriptor(path: path) else {
             return sendStatus(stream, Status(code: .unimplemented, message: "malformed :path"), trailers: [:])
@@ -423,7 +407,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if let compression { headers.append(("grpc-encoding", compression.name)) }
         headers += metadata.headerFields
         try? session.submitResponse(stream: id, headers: headers, hasBody: true)
-        forgivePings()
+        management.framesSent()
         scheduleFlush()
     }
 

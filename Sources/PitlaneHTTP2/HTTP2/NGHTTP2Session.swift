@@ -236,6 +236,12 @@ final class NGHTTP2Session {
         nghttp2_submit_goaway(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), last, errorCode, &data, data.count)
     }
 
+    /// The first step of a graceful GOAWAY: a GOAWAY with the largest stream id, so the peer
+    /// opens no more streams while those it sent meanwhile are still taken.
+    func submitShutdownNotice() {
+        nghttp2_submit_shutdown_notice(raw)
+    }
+
     /// Sends a PING; the peer must answer with an ACK.
     func submitPing() {
         nghttp2_submit_ping(raw, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)

@@ -1,0 +1,96 @@
+import CNGHTTP2
+@testable import PitlaneHTTP2
+import Testing
+
+/// The server connection's policy on its own: no sockets, no sleeps, instants chosen here.
+@Suite("Server connection state machine", .timeLimit(.minutes(1)))
+struct ServerConnectionStateMachineTests {
+    let start = ContinuousClock.now
+
+    func machine(_ configure: (inout HTTP2ServerTransport.Config) -> Void = { _ in }) -> ServerConnectionStateMachine {
+        var config = HTTP2ServerTransport.Config.defaults
+        configure(&config)
+        return ServerConnectionStateMachine(limits: .init(config), now: start)
+    }
+
+    static let calm = NGHTTP2_ENHANCE_YOUR_CALM.rawValue
+    static let noError = NGHTTP2_NO_ERROR.rawValue
+
+    @Test("pings: one per interval is fine; strikes past the limit get GOAWAY too_many_pings once, and the connection closes")
+    func pingPolicy() {
+        var connection = machine { $0.minimumPingInterval = .seconds(300); $0.maxPingStrikes = 2 }
+        #expect(connection.pingReceived(at: start) == .none)
+        #expect(connection.pingReceived(at: start + .seconds(300)) == .none)  // on time: no strike
+        #expect(connection.pingReceived(at: start + .seconds(301)) == .none)  // strike 1
+        #expect(connection.pingReceived(at: start + .seconds(302)) == .none)  // strike 2
+        #expect(connection.pingReceived(at: start + .seconds(303))
+                == .sendGoAway(errorCode: Self.calm, debug: "too_many_pings", closeOnceWritten: true))
+        #expect(connection.phase == .closed)
+        #expect(connection.pingReceived(at: start + .seconds(304)) == .none)  // said once
+    }
+
+    @Test("pings: sending headers or data forgives strikes, as gRPC C-core does (BDP pings on a busy stream)")
+    func pingsForgiven() {
+        var connection = machine { $0.minimumPingInterval = .seconds(300); $0.maxPingStrikes = 2 }
+        for second in 0..<100 {
+            #expect(connection.pingReceived(at: start + .seconds(second)) == .none)
+            connection.framesSent()
+        }
+        #expect(connection.phase == .active)
+    }
+
+    @Test("rapid reset: a burst within the budget is fine, past it GOAWAY too_many_resets; the budget refills with time")
+    func resetBudget() {
+        var connection = machine { $0.maxStreamResetBurst = 10; $0.streamResetsPerSecond = 2 }
+        for _ in 0..<10 { #expect(connection.resetReceived(at: start) == .none) }
+        // Five seconds refill ten resets.
+        for _ in 0..<10 { #expect(connection.resetReceived(at: start + .seconds(5)) == .none) }
+        #expect(connection.resetReceived(at: start + .seconds(5))
+                == .sendGoAway(errorCode: Self.calm, debug: "too_many_resets", closeOnceWritten: true))
+        #expect(connection.phase == .closed)
+    }
+
+    @Test("idle: a connection without streams for the limit drains; an open stream holds it; its end restarts the count")
+    func idle() {
+        var connection = machine { $0.maxConnectionIdle = .seconds(30) }
+        // Checked early: check again when the rest of the limit has passed.
+        #expect(connection.idleCheck(at: start + .seconds(10)) == (.none, .seconds(20)))
+        #expect(connection.streamOpened() == .accept)
+        #expect(connection.idleCheck(at: start + .seconds(40)) == (.none, nil))  // a stream is open
+        #expect(connection.streamClosed(at: start + .seconds(50)) == .none)
+        #expect(connection.idleCheck(at: start + .seconds(79)) == (.none, .seconds(1)))
+        #expect(connection.idleCheck(at: start + .seconds(80)) == (.sendDrainNotice, nil))
+        #expect(connection.phase == .drainNoticeSent)
+    }
+
+    @Test("graceful drain in two steps: streams sent before the notice's PING came back are taken, later ones refused")
+    func drain() {
+        var connection = machine()
+        #expect(connection.streamOpened() == .accept)
+        #expect(connection.beginDrain() == .sendDrainNotice)
+        #expect(connection.beginDrain() == .none)  // once
+        #expect(connection.streamOpened() == .accept)  // sent before the client saw the notice
+        #expect(connection.drainNoticeAcknowledged() == .sendGoAway(errorCode: Self.noError, debug: "", closeOnceWritten: false))
+        #expect(connection.drainNoticeAcknowledged() == .none)
+        #expect(connection.streamOpened() == .refuse)
+        #expect(connection.streamClosed(at: start) == .none)
+        #expect(connection.streamClosed(at: start) == .close)  // the last one
+    }
+
+    @Test("a drain with no stream open closes once the final GOAWAY is out")
+    func drainIdle() {
+        var connection = machine()
+        #expect(connection.beginDrain() == .sendDrainNotice)
+        #expect(connection.drainNoticeAcknowledged() == .sendGoAway(errorCode: Self.noError, debug: "", closeOnceWritten: true))
+    }
+
+    @Test("age: the age limit drains, and the grace period closes whatever is still open")
+    func age() {
+        var connection = machine { $0.maxConnectionAge = .seconds(60); $0.maxConnectionAgeGrace = .seconds(5) }
+        #expect(connection.streamOpened() == .accept)
+        #expect(connection.ageReached() == .sendDrainNotice)
+        #expect(connection.ageGraceEnded() == .close)
+        #expect(connection.phase == .closed)
+        #expect(connection.ageGraceEnded() == .none)
+    }
+}
