@@ -299,8 +299,14 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if count > 0 { management.framesSent() }
         if stream.pendingData.isEmpty, let trailers = stream.pendingTrailers {
             stream.pendingTrailers = nil
-            try? session.submitTrailer(stream: id, headers: trailers)
-            return .bytes(count: count, end: true, trailers: true)
+            do {
+                try session.submitTrailer(stream: id, headers: trailers)
+                return .bytes(count: count, end: true, trailers: true)
+            } catch {
+                // The stream ends without a status, which clients report as INTERNAL.
+                logToStandardError("pitlane: cannot send the trailers of stream \(id) to \(peer): \(error)")
+                return .bytes(count: count, end: true, trailers: false)
+            }
         }
         if count == 0 {
             stream.dataDeferred = true
@@ -396,7 +402,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Answers a request that is not gRPC with a bare HTTP status.
     private func respondHTTP(_ stream: ServerStream, status: Int) {
         stream.phase = .closing
-        try? session.submitResponse(stream: stream.id, headers: [(":status", String(status))], hasBody: false)
+        submit(stream.id) { try $0.submitResponse(stream: stream.id, headers: [(":status", String(status))], hasBody: false) }
         flush()
     }
 
@@ -406,7 +412,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         var headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", MessageCompression.acceptEncoding)]
         if let compression { headers.append(("grpc-encoding", compression.name)) }
         headers += metadata.headerFields
-        try? session.submitResponse(stream: id, headers: headers, hasBody: true)
+        submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: true) }
         management.framesSent()
         scheduleFlush()
     }
@@ -445,10 +451,22 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             // Trailers-only: the status travels in the only HEADERS frame, which ends the stream.
             let headers = [(":status", "200"), ("content-type", "application/grpc"),
                            ("grpc-accept-encoding", MessageCompression.acceptEncoding)] + fields
-            try? session.submitResponse(stream: stream.id, headers: headers, hasBody: false)
+            submit(stream.id) { try $0.submitResponse(stream: stream.id, headers: headers, hasBody: false) }
         }
         stream.phase = .closing
         scheduleFlush()
+    }
+
+    /// Runs a submit for stream `id`; if nghttp2 refuses it (headers it cannot encode, a
+    /// stream it no longer knows), the stream is reset rather than left without an answer.
+    private func submit(_ id: Int32, _ body: (NGHTTP2Session) throws -> Void) {
+        do {
+            try body(session)
+        } catch {
+            logToStandardError("pitlane: resetting stream \(id) from \(peer): \(error)")
+            streams[id]?.phase = .closing
+            session.resetStream(id, errorCode: NGHTTP2_INTERNAL_ERROR.rawValue)
+        }
     }
 
     /// The handler ended without a status (it was cancelled): reset the stream.
