@@ -94,3 +94,24 @@ struct ServerConnectionStateMachineTests {
         #expect(connection.ageGraceEnded() == .none)
     }
 }
+
+@Suite("Client keepalive state machine", .timeLimit(.minutes(1)))
+struct ClientKeepaliveStateMachineTests {
+    @Test("pings only while RPCs are open (unless permitted without), one at a time; a missing ACK closes")
+    func keepalive() {
+        var keepalive = ClientKeepaliveStateMachine(permitWithoutCalls: false)
+        #expect(keepalive.intervalElapsed(openStreams: 0) == .none)
+        #expect(keepalive.intervalElapsed(openStreams: 1) == .ping)
+        #expect(keepalive.intervalElapsed(openStreams: 1) == .none)  // one unanswered at a time
+        let answered = keepalive.ackReceived()
+        let lateTimeout = keepalive.ackTimedOut()
+        #expect(answered && !lateTimeout)  // answered: the timeout does nothing
+        #expect(keepalive.intervalElapsed(openStreams: 2) == .ping)
+        let timedOut = keepalive.ackTimedOut()
+        #expect(timedOut)  // unanswered: close
+        #expect(keepalive.intervalElapsed(openStreams: 2) == .none)
+
+        var idle = ClientKeepaliveStateMachine(permitWithoutCalls: true)
+        #expect(idle.intervalElapsed(openStreams: 0) == .ping)
+    }
+}

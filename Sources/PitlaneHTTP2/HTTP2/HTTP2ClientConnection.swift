@@ -45,6 +45,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     var isUsable: Bool { usable.load(ordering: .acquiring) }
     /// The timer that drops the connection if our PING goes unanswered.
     private var pingTimeout: EventLoop.TimerID?
+    /// Whether a keepalive ping is unanswered; see ``ClientKeepaliveStateMachine``.
+    private var keepaliveState: ClientKeepaliveStateMachine
 
     /// - Parameter tls: the connection's TLS state, nil for plaintext. With TLS the connection
     ///   is ready (and `start`'s completion runs) once the handshake has completed and the
@@ -58,6 +60,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.config = config
         self.onClose = onClose
         session = NGHTTP2Session(isServer: false)
+        keepaliveState = ClientKeepaliveStateMachine(permitWithoutCalls: config.keepalive?.permitWithoutCalls ?? false)
         session.delegate = self
     }
 
@@ -123,12 +126,13 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// an ACK missing after `keepalive.timeout` means the peer is gone.
     private func scheduleKeepalive() {
         guard let keepalive = config.keepalive else { return }
-        _ = loop.scheduleTimer(after: keepalive.time) { [weak self] in
+        loop.scheduleTimer(after: keepalive.time) { [weak self] in
             guard let self, self.phase == .ready || self.phase == .draining else { return }
-            if self.pingTimeout == nil, !self.streams.isEmpty || keepalive.permitWithoutCalls {
+            if self.keepaliveState.intervalElapsed(openStreams: self.streams.count) == .ping {
                 self.session.submitPing()
                 self.pingTimeout = self.loop.scheduleTimer(after: keepalive.timeout) { [weak self] in
-                    self?.close(RPCError(code: .unavailable, message: "the server did not answer a keepalive ping"))
+                    guard let self, self.keepaliveState.ackTimedOut() else { return }
+                    self.close(RPCError(code: .unavailable, message: "the server did not answer a keepalive ping"))
                 }
                 self.flush()
             }
@@ -139,8 +143,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func sessionReceivedReset(stream id: Int32) {}
 
     func sessionReceivedPing(isAck: Bool) {
-        guard isAck, let timer = pingTimeout else { return }
-        _ = loop.cancelTimer(timer)
+        guard isAck, keepaliveState.ackReceived(), let timer = pingTimeout else { return }
+        loop.cancelTimer(timer)
         pingTimeout = nil
     }
 
@@ -242,6 +246,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard phase != .closed else { return }
         phase = .closed
         usable.store(false, ordering: .releasing)
+        keepaliveState.stop()
         loop.deregister(socket.fileDescriptor)
         pump.sendCloseNotify(to: socket)
         socket.close()
