@@ -155,24 +155,18 @@ struct HostilePeerTests {
     /// A server that closes connections idle for `idle`, serving while `body` runs.
     func withIdleLimitedServer(idle: Duration = .milliseconds(200), timeSource: TimeSource = .continuous,
                                _ body: (Int) async throws -> Void) async throws {
-        var config = HTTP2ServerTransport.Config.defaults
-        config.maxConnectionIdle = idle
-        config.timeSource = timeSource
-        let server = GRPCServer(
-            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
-            services: [EchoService()]
-        )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.serve() }
-            defer { server.beginGracefulShutdown() }
-            try await body(try #require(try await server.listeningAddress.port))
-        }
+        try await withEchoServer({ $0.maxConnectionIdle = idle; $0.timeSource = timeSource }, body)
     }
 
     /// A server that closes connections whose client preface has not come within `timeout`, serving while `body` runs.
     func withPrefaceLimitedServer(timeout: Duration, _ body: (Int) async throws -> Void) async throws {
+        try await withEchoServer({ $0.prefaceTimeout = timeout }, body)
+    }
+
+    /// An echo server on 127.0.0.1 with its config changed by `configure`, serving while `body` runs with its port.
+    func withEchoServer(_ configure: (inout HTTP2ServerTransport.Config) -> Void, _ body: (Int) async throws -> Void) async throws {
         var config = HTTP2ServerTransport.Config.defaults
-        config.prefaceTimeout = timeout
+        configure(&config)
         let server = GRPCServer(
             transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
             services: [EchoService()]
