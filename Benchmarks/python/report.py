@@ -5,7 +5,7 @@
   report.py grpc       lines from scripts/bench-grpc: h2load's {"impl", "case", "rps", "p50_us",
                        "p99_us", "mean_latency", "failed"}; the stream clients' {"impl",
                        "client", "case", "bytes", "per_s", "p50_us", "p99_us"}; {"case": "rss"},
-                       {"case": "idle streams"} and {"case": "load"}; the runs of a case are
+                       {"case": "idle streams"}, {"case": "idle connections"} and {"case": "load"}; the runs of a case are
                        reduced to their median
   report.py swiftkart  lines: {"followers", "p50_ms", "p99_ms", "messages_per_s", "server_rss_kib", "kib_per_follower"}
 """
@@ -58,6 +58,12 @@ def grpc(rows):
             return None
         return (row["rss_after_kib"] - row["rss_before_kib"]) / row["streams"]
 
+    def per_connection(impl):
+        row = median.get((impl, "pitlane", "idle connections", 16), {})
+        if "rss_after_kib" not in row or "rss_before_kib" not in row:
+            return None
+        return (row["rss_after_kib"] - row["rss_before_kib"]) / row["connections"]
+
     # (label, unit, figure per server, target): a ratio target is Pitlane ÷ C++ (≥ for rates,
     # ≤ for latencies); a number is an absolute ceiling for Pitlane.
     lines = [
@@ -85,6 +91,7 @@ def grpc(rows):
         ("server RSS idle", "MiB", lambda i: rss(i, "idle_kib"), None),
         ("server RSS peak under load", "MiB", lambda i: rss(i, "peak_kib"), None),
         ("memory per idle open stream", "KiB", per_stream, 4.0),
+        ("memory per idle connection", "KiB", per_connection, None),
     ]
     count = max((len(group) for key, group in runs.items() if key[2] != "load"), default=0)
     print(f"median of {count} run(s); 16 B bodies unless a row says 1 KiB; every server under the same load: "

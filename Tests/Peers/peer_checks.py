@@ -1,7 +1,9 @@
 """What the Python peers share: stubs generated at run time from the project's own .proto
 files, named checks that record a failure instead of stopping, and the closing report
-("ok NAME" / "FAIL NAME: why" lines, then "checks: N ok, M failed")."""
+("ok NAME" / "FAIL NAME: why" lines, then "checks: N ok, M failed"), and a way out that
+cannot hang."""
 import importlib
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,7 +44,22 @@ class Checks:
             print(f"ok {name}" if why is None else f"FAIL {name}: {why}")
             failed += why is not None
         print(f"checks: {len(self.results) - failed} ok, {failed} failed")
-        sys.exit(1 if failed else 0)
+        exit_now(1 if failed else 0)
+
+
+def exit_now(status):
+    """Ends the process with `status` once what it printed is flushed, without the
+    interpreter's shutdown, which can hang a grpcio client for good.
+
+    sys.exit finalizes: daemon threads die as soon as they next take the GIL, and then the
+    garbage collector runs the __del__ of the calls left over, which takes each call's lock
+    (grpc/_channel.py, `with self._state.condition`). A grpcio thread of a streaming call (its
+    request-iterator thread, or the channel's event thread) that was waiting for that lock
+    when the main thread let go of it gets the lock and dies holding it, and __del__ waits for
+    it forever: the process idles with its connection open, after its report."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def expect(condition, why):

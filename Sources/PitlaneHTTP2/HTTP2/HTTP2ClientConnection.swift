@@ -159,7 +159,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func readable() {
         guard phase != .closed else { return }
         isReceiving = true
-        let outcome = pump.read(from: socket, into: session)
+        let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
         isReceiving = false
         switch outcome {
         case .drained:

@@ -121,7 +121,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func readable() {
         guard !isClosed else { return }
         isReceiving = true
-        let outcome = pump.read(from: socket, into: session)
+        let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
         isReceiving = false
         switch outcome {
         case .drained:

@@ -29,9 +29,6 @@ struct SessionPump {
     private var backlogStart = 0
     /// Whether the loop is asked for writability.
     private var wantsWritable = false
-    /// Plaintext: what one socket read takes. TLS: what one record decrypts to (16 KiB at
-    /// most); the ciphertext has a buffer of its own in the engine.
-    private var readBuffer: [UInt8]
     /// TLS: reading stopped because the engine's output buffer was full (OpenSSL had an
     /// answer to write); cleared, setting `readingMayResume`, once the buffer is written out.
     private var readingWaitsForWrite = false
@@ -40,7 +37,6 @@ struct SessionPump {
 
     init(tls: TLSEngine? = nil) {
         self.tls = tls
-        readBuffer = [UInt8](repeating: 0, count: tls == nil ? 65_536 : 16_384)
     }
 
     private var hasBacklog: Bool { backlogStart < backlog.count }
@@ -64,8 +60,12 @@ struct SessionPump {
 
     // MARK: Reading
 
-    mutating func read(from socket: Socket, into session: NGHTTP2Session) -> ReadOutcome {
-        guard let tls else { return readPlaintext(from: socket, into: session) }
+    /// Reads through `buffer`, the loop's: plaintext, what one socket read takes; TLS, what
+    /// one record decrypts to (the ciphertext has a buffer of its own in the engine).
+    mutating func read(from socket: Socket, into session: NGHTTP2Session, through buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
+        guard let tls else { return readPlaintext(from: socket, into: session, through: buffer) }
+        // One record's plaintext at most per read, so a record never waits half read inside OpenSSL.
+        let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Swift.min(buffer.count, 16_384)])
         readingWaitsForWrite = false
         var received = 0
         do {
@@ -83,10 +83,10 @@ struct SessionPump {
                     }
                 case .established:
                     decrypting: while true {
-                        switch readBuffer.withUnsafeMutableBytes({ tls.readPlaintext(into: $0) }) {
+                        switch tls.readPlaintext(into: record) {
                         case .bytes(let count):
                             received += count
-                            try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                            try session.receive(UnsafeRawBufferPointer(rebasing: record[0..<count]))
                         case .needsCiphertext: break decrypting
                         case .needsFlush:
                             readingWaitsForWrite = true
@@ -110,16 +110,17 @@ struct SessionPump {
         }
     }
 
-    private mutating func readPlaintext(from socket: Socket, into session: NGHTTP2Session) -> ReadOutcome {
+    private mutating func readPlaintext(from socket: Socket, into session: NGHTTP2Session,
+                                        through buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
         var received = 0
         while true {
             do {
-                guard let count = try readBuffer.withUnsafeMutableBytes({ try socket.read(into: $0) }) else {
+                guard let count = try socket.read(into: buffer) else {
                     return .drained(received: received)
                 }
                 guard count > 0 else { return .endOfStream }
                 received += count
-                try readBuffer.withUnsafeBytes { try session.receive(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                try session.receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             } catch {
                 return .failed(error)
             }

@@ -18,12 +18,20 @@ final class LoopState: @unchecked Sendable {
     }
 
     var registrations: [Int32: Registration] = [:]
+    /// Where the loop's connections read into: bytes read are handed on (to nghttp2, to
+    /// TLS) before the read returns, so one buffer serves every connection of the loop, and
+    /// an idle connection holds none.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     var timers = TimerHeap()
     /// On a manual clock: the timers armed there, and what each runs here.
     var manualTimers: [UInt64: (armed: ScheduledTimer, task: () -> Void)] = [:]
     var nextTimerID: UInt64 = 0
     /// Generation 0 is the inbox's eventfd, so registrations start at 1.
     private var lastGeneration: UInt32 = 0
+
+    deinit {
+        readBuffer.deallocate()
+    }
 
     func makeGeneration() -> UInt32 {
         lastGeneration &+= 1
