@@ -29,13 +29,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private(set) var phase = Phase.connecting
     private var streams: [Int32: ClientStream] = [:]
     private var pump: SessionPump
-    /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
-    /// flushes once it is done.
-    private var isReceiving = false
-    /// nghttp2 may close streams while it produces output; a flush asked for then runs
-    /// once the current one is done.
-    private var isFlushing = false
-    private var flushAgain = false
+    /// Whether a flush may run now; see ``FlushGate``.
+    private var flushGate = FlushGate()
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -158,9 +153,9 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func readable() {
         guard phase != .closed else { return }
-        isReceiving = true
+        flushGate.beginReceiving()
         let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
-        isReceiving = false
+        flushGate.endReceiving()
         switch outcome {
         case .drained:
             flush()
@@ -217,17 +212,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func flush() {
         guard phase != .closed, phase != .connecting else { return }
-        guard !isReceiving else { return }
-        guard !isFlushing else {
-            flushAgain = true
-            return
-        }
-        isFlushing = true
-        defer { isFlushing = false }
+        guard flushGate.startFlush() else { return }
         repeat {
-            flushAgain = false
             flushOnce()
-        } while flushAgain && phase != .closed
+        } while flushGate.flushAgain(unlessClosed: phase == .closed)
     }
 
     private func flushOnce() {

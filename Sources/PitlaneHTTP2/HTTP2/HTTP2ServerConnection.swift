@@ -19,13 +19,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let onClose: @Sendable (HTTP2ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
     private var pump: SessionPump
-    /// While nghttp2 is handling received bytes its callbacks must not write: `readable`
-    /// flushes once it is done.
-    private var isReceiving = false
-    /// nghttp2 may close streams while it produces output; a flush asked for then runs
-    /// once the current one is done.
-    private var isFlushing = false
-    private var flushAgain = false
+    /// Whether a flush may run now; see ``FlushGate``.
+    private var flushGate = FlushGate()
     /// A flush is queued on the loop (`scheduleFlush`).
     private var flushScheduled = false
     /// The socket is closed.
@@ -120,9 +115,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func readable() {
         guard !isClosed else { return }
-        isReceiving = true
+        flushGate.beginReceiving()
         let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
-        isReceiving = false
+        flushGate.endReceiving()
         switch outcome {
         case .drained:
             flush()
@@ -147,17 +142,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Writes what nghttp2 has to send; waits for writability when the socket is full.
     func flush() {
         guard !isClosed else { return }
-        guard !isReceiving else { return }
-        guard !isFlushing else {
-            flushAgain = true
-            return
-        }
-        isFlushing = true
-        defer { isFlushing = false }
+        guard flushGate.startFlush() else { return }
         repeat {
-            flushAgain = false
             flushOnce()
-        } while flushAgain && !isClosed
+        } while flushGate.flushAgain(unlessClosed: isClosed)
     }
 
     private func flushOnce() {

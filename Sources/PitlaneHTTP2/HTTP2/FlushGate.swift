@@ -1,0 +1,40 @@
+/// When a connection may write: not while nghttp2 is handling received bytes (its callbacks
+/// ask to flush; the read flushes once it is done), and one flush at a time (a flush asked
+/// for during one — nghttp2 closing a stream as it writes, say — runs once more after it).
+///
+/// Apart from the ``SessionPump`` on purpose: nghttp2's callbacks reach the gate while the
+/// pump is in the middle of a read, and Swift's exclusivity rules forbid touching the pump then.
+struct FlushGate {
+    private var receiving = false
+    private var flushing = false
+    private var again = false
+
+    /// Bytes are being handed to nghttp2.
+    mutating func beginReceiving() { receiving = true }
+
+    mutating func endReceiving() { receiving = false }
+
+    /// Whether to flush now; false while receiving, or while a flush runs (which then runs again).
+    mutating func startFlush() -> Bool {
+        guard !receiving else { return false }
+        guard !flushing else {
+            again = true
+            return false
+        }
+        flushing = true
+        again = false
+        return true
+    }
+
+    /// After a round of flushing: whether to run another (one was asked for meanwhile, and the
+    /// connection is not `closed`); when not, the flush is over.
+    mutating func flushAgain(unlessClosed closed: Bool) -> Bool {
+        if again && !closed {
+            again = false
+            return true
+        }
+        flushing = false
+        again = false
+        return false
+    }
+}
