@@ -2,6 +2,7 @@
 #   make run    install what is missing, build release, run the main job
 #   make test   install what is missing, run every test suite
 #   make bench  install what is missing, run the benchmarks against their peers
+#   make soak   build release, run mixed traffic for MINUTES (5), fail on growth after warm-up
 
 SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
@@ -9,7 +10,9 @@ VENV := $(CURDIR)/.venv
 export PROTOC_PATH := $(VENV)/bin/protoc
 export PATH := $(VENV)/bin:$(PATH)
 
-.PHONY: bootstrap build run test bench clean
+MINUTES ?= 5
+
+.PHONY: bootstrap build run test bench soak clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -30,6 +33,11 @@ test: bootstrap
 
 bench: bootstrap
 	@scripts/bench
+
+# Mixed traffic against every server for MINUTES; fails if a server's memory, descriptors or
+# threads grow after the warm-up (scripts/soak; PITLANE_BIN picks other executables).
+soak: build
+	@scripts/soak $(MINUTES)
 
 clean:
 	rm -rf .build

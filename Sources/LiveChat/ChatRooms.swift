@@ -104,22 +104,34 @@ public final class ChatRooms: Sendable {
         guard text.utf8.count <= 4_096 else { throw RPCError(code: .invalidArgument, message: "messages are at most 4096 bytes") }
         return try rooms.withLock { rooms in
             let now = Self.now()
-            let next = try rooms.database.prepare("SELECT coalesce(max(id), 0) + 1 FROM chat_messages WHERE room = ?")
-            try next.bind(.text(participant.room))
-            _ = try next.step()
-            let message = ChatMessage.with {
-                $0.id = next.int64(at: 0)
-                $0.nickname = participant.nickname
-                $0.text = text
-                $0.sentAt = now
+            // One write transaction, taken up front (BEGIN IMMEDIATE waits out the order log's
+            // writers on the same file): a read upgraded to a write mid-way fails at once with
+            // SQLITE_BUSY instead, and the send with it.
+            let message = try rooms.database.transaction {
+                let id = try Self.nextMessageID(in: participant.room, of: rooms.database)
+                let message = ChatMessage.with {
+                    $0.id = id
+                    $0.nickname = participant.nickname
+                    $0.text = text
+                    $0.sentAt = now
+                }
+                try rooms.database.prepare("INSERT INTO chat_messages (room, id, nickname, text, sent_at) VALUES (?, ?, ?, ?, ?)")
+                    .bind(.text(participant.room), .integer(message.id), .text(message.nickname), .text(text),
+                          .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)))
+                    .run()
+                return message
             }
-            try rooms.database.prepare("INSERT INTO chat_messages (room, id, nickname, text, sent_at) VALUES (?, ?, ?, ?, ?)")
-                .bind(.text(participant.room), .integer(message.id), .text(message.nickname), .text(text),
-                      .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)))
-                .run()
             Self.broadcast(.with { $0.message = message }, to: participant.room, except: nil, in: &rooms)
             return message
         }
+    }
+
+    /// The id the next message of `room` gets; its statement is finished before it returns.
+    private static func nextMessageID(in room: String, of database: SQLiteDatabase) throws -> Int64 {
+        let next = try database.prepare("SELECT coalesce(max(id), 0) + 1 FROM chat_messages WHERE room = ?")
+        try next.bind(.text(room))
+        _ = try next.step()
+        return next.int64(at: 0)
     }
 
     /// Who is in `room` now.

@@ -100,9 +100,9 @@ class Direction:
         loop = asyncio.get_running_loop()
         while True:
             release, chunk = await self.queue.get()
-            wait = release - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
+            # Always yields to the loop: a busy direction whose reads and writes never need to
+            # wait would otherwise starve the control lines and the other connections.
+            await asyncio.sleep(max(0.0, release - loop.time()))
             await self.faults.flowing.wait()
             if chunk is None:
                 if self.sink.can_write_eof():
@@ -149,9 +149,10 @@ class Connection:
             except* (ConnectionError, OSError) as errors:
                 proxy.log(f"connection failed: {errors.exceptions[0]!r}")
                 failed = True
-            # One side reset (or failed): the other side is reset too, as the peer would find
-            # out soon after anyway. Otherwise both sides ended their streams: close.
-            self.reset() if failed else self.close()
+            if failed:
+                self.reset()  # one side reset (or failed): the other side learns it the same way
+            else:
+                self.close()  # both sides ended their streams
         except asyncio.CancelledError:
             self.reset()
             raise
@@ -197,8 +198,13 @@ class Proxy:
         self.stats.accepted += 1
         connection = Connection(self, reader, writer)
         self.connections.add(connection)
-        connection.task = asyncio.current_task()
-        await connection.run()
+        # A task of its own, which "reset" cancels (and this one does not report).
+        connection.task = asyncio.create_task(connection.run())
+        try:
+            await connection.task
+        except asyncio.CancelledError:
+            if not connection.task.cancelled():
+                raise  # this task itself is being cancelled: the proxy is stopping
 
     def reset_all(self):
         """Resets every open connection; returns how many there were."""
@@ -283,9 +289,12 @@ async def main():
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, done.set)
-    if not args.ignore_stdin:
-        asyncio.create_task(control(proxy, done))
+    # Held here: the loop keeps only weak references to tasks, and a collected control task
+    # would leave the proxy deaf.
+    control_task = None if args.ignore_stdin else asyncio.create_task(control(proxy, done))
     await done.wait()
+    if control_task is not None:
+        control_task.cancel()
     await proxy.stop()
 
 

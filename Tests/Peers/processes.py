@@ -11,6 +11,7 @@ import threading
 import time
 
 _children = []
+_cleanups = []  # more to undo at the end (a network namespace, ...), after the children stop
 _lock = threading.Lock()
 
 
@@ -77,7 +78,7 @@ class Child:
         except subprocess.TimeoutExpired:
             return None
 
-    def signal(self, signum):
+    def send_signal(self, signum):
         if self.alive():
             try:
                 os.kill(self.pid, signum)
@@ -86,10 +87,10 @@ class Child:
 
     def stop(self, signum=signal.SIGTERM, grace=5.0):
         """Sends `signum`, then SIGKILL after `grace` seconds; returns the exit status."""
-        self.signal(signum)
+        self.send_signal(signum)
         status = self.wait(grace)
         if status is None:
-            self.signal(signal.SIGKILL)
+            self.send_signal(signal.SIGKILL)
             status = self.wait(5)
         return status
 
@@ -124,8 +125,19 @@ def stop_since(index, signum=signal.SIGTERM, grace=3.0):
         child.stop(signum, grace)
 
 
+def on_cleanup(function):
+    """Runs `function` at the end, however the harness ends, after every child has stopped."""
+    _cleanups.append(function)
+
+
 def stop_all():
+    """Stops every child, then runs the cleanups (each once)."""
     stop_since(0, grace=2.0)
+    while _cleanups:
+        try:
+            _cleanups.pop()()
+        except Exception as error:  # the others still run
+            print(f"cleanup failed: {error}", file=sys.stderr, flush=True)
 
 
 def install_cleanup():

@@ -373,7 +373,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// reset instead, which frees it now.
     private func expireDeadline(of stream: ServerStream) {
         stream.cancellation.expireDeadline()
-        guard !stream.pendingData.isEmpty, streams[stream.id] === stream else { return }
+        // A complete response (its trailers queued) only waits for the next flush: let it go.
+        guard !stream.pendingData.isEmpty, stream.pendingTrailers == nil, streams[stream.id] === stream else { return }
         stream.phase = .closing
         session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)
         flush()
