@@ -41,6 +41,7 @@ sys.dont_write_bytecode = True  # no __pycache__ beside the sources
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Peers"))
+from processes import Requests  # noqa: E402
 
 STAFF = [("authorization", "Bearer staff-token")]
 
@@ -75,24 +76,6 @@ def channel(port):
     return grpc.insecure_channel(f"127.0.0.1:{port}")
 
 
-class Requests:
-    """A request stream fed from the caller's thread; `close()` half-closes it."""
-
-    def __init__(self, *first):
-        import queue
-        self.queue = queue.Queue()
-        for message in first:
-            self.queue.put(message)
-
-    def put(self, message):
-        self.queue.put(message)
-
-    def close(self):
-        self.queue.put(None)
-
-    def __iter__(self):
-        while (message := self.queue.get()) is not None:
-            yield message
 
 
 # ---------------------------------------------------------------------------------------------

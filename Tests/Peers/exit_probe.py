@@ -19,9 +19,8 @@ import argparse
 import sys
 import threading
 
-import grpc
 
-from interop_peer import Stubs, read_file
+from interop_peer import Stubs, open_channel
 from peer_checks import exit_now
 
 
@@ -36,13 +35,7 @@ def main():
 
     stubs = Stubs(args.protos)
     messages = stubs.messages
-    target = f"127.0.0.1:{args.port}"
-    if args.ca_file:
-        credentials = grpc.ssl_channel_credentials(root_certificates=read_file(args.ca_file))
-        options = [("grpc.ssl_target_name_override", args.server_host_override)] if args.server_host_override else []
-        channel = grpc.secure_channel(target, credentials, options=options)
-    else:
-        channel = grpc.insecure_channel(target)
+    channel = open_channel(f"127.0.0.1:{args.port}", args.ca_file, args.server_host_override)
     stub = stubs.test.TestServiceStub(channel)
 
     # A request iterator that never ends, as a case's blocked request generator.

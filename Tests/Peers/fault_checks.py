@@ -22,7 +22,6 @@ limit, and every process the script starts is stopped when it ends.
 """
 import argparse
 import os
-import queue
 import re
 import shutil
 import signal
@@ -40,7 +39,7 @@ import grpc  # noqa: E402 (after its environment)
 
 import processes
 from peer_checks import exit_now, load
-from processes import Child, start_server
+from processes import Child, Requests, start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -239,21 +238,6 @@ def publish(world, orders, order_id, text):
     return update.update_id
 
 
-class Requests:
-    """A grpcio request stream fed from another thread; `close()` half-closes it."""
-
-    def __init__(self):
-        self.queue = queue.Queue()
-
-    def put(self, message):
-        self.queue.put(message)
-
-    def close(self):
-        self.queue.put(None)
-
-    def __iter__(self):
-        while (message := self.queue.get()) is not None:
-            yield message
 
 
 def rpc_code(call):

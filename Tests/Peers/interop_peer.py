@@ -229,16 +229,20 @@ def expect_code(call_or_error, code, what):
     expect(actual == code, f"{what}: {actual}, not {code}")
 
 
+def open_channel(target, ca_file=None, server_host_override=None):
+    """A grpcio channel to `target`: TLS trusting `ca_file` when given, else plaintext."""
+    if not ca_file:
+        return grpc.insecure_channel(target)
+    credentials = grpc.ssl_channel_credentials(root_certificates=read_file(ca_file))
+    options = [("grpc.ssl_target_name_override", server_host_override)] if server_host_override else []
+    return grpc.secure_channel(target, credentials, options=options)
+
+
 def run_client(args):
     stubs = Stubs(args.protos)
     messages = stubs.messages
     target = f"unix:{args.unix_socket}" if args.unix_socket else f"127.0.0.1:{args.port}"
-    if args.ca_file:
-        credentials = grpc.ssl_channel_credentials(root_certificates=read_file(args.ca_file))
-        options = [("grpc.ssl_target_name_override", args.server_host_override)] if args.server_host_override else []
-        channel = grpc.secure_channel(target, credentials, options=options)
-    else:
-        channel = grpc.insecure_channel(target)
+    channel = open_channel(target, args.ca_file, args.server_host_override)
     stub = stubs.test.TestServiceStub(channel)
     timeout = 30
 

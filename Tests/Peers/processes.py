@@ -1,6 +1,7 @@
 """Child processes for the fault and soak harnesses: each one registered, its output read by
 threads (so no read ever blocks the harness), and every one stopped when the harness ends,
 however it ends (normal exit, an exception, SIGINT, SIGTERM, SIGHUP)."""
+import queue
 import atexit
 import os
 import re
@@ -169,3 +170,23 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Requests:
+    """A grpcio request stream fed from another thread, starting with `first`; `close()`
+    half-closes it."""
+
+    def __init__(self, *first):
+        self.queue = queue.Queue()
+        for message in first:
+            self.queue.put(message)
+
+    def put(self, message):
+        self.queue.put(message)
+
+    def close(self):
+        self.queue.put(None)
+
+    def __iter__(self):
+        while (message := self.queue.get()) is not None:
+            yield message

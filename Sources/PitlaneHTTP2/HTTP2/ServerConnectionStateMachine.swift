@@ -88,7 +88,7 @@ struct ServerConnectionStateMachine {
         resetBudgetCheckedAt = now
     }
 
-    /// Whether the connection still has any use: streams open, or not yet draining.
+    /// Whether a graceful drain has begun (the notice or the final GOAWAY is out).
     var isDraining: Bool { phase == .drainNoticeSent || phase == .draining }
 
     // MARK: Streams
