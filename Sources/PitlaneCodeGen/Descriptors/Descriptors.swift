@@ -228,6 +228,8 @@ struct MethodDescriptorProto: WireParsable {
     var outputType = ""
     var clientStreaming = false
     var serverStreaming = false
+    /// MethodOptions.idempotency_level (34): 0 unknown, 1 NO_SIDE_EFFECTS, 2 IDEMPOTENT.
+    var idempotencyLevel: Int32 = 0
 
     init(parsing buffer: UnsafeRawBufferPointer) throws {
         try forEachField(in: buffer) { tag, reader in
@@ -235,6 +237,12 @@ struct MethodDescriptorProto: WireParsable {
             case 1: name = try reader.string()
             case 2: inputType = try reader.string()
             case 3: outputType = try reader.string()
+            case 4:
+                try forEachField(in: reader.readLengthDelimited()) { tag, options in
+                    guard tag.fieldNumber == 34 else { return false }
+                    idempotencyLevel = try options.int32()
+                    return true
+                }
             case 5: clientStreaming = try reader.bool()
             case 6: serverStreaming = try reader.bool()
             default: return false

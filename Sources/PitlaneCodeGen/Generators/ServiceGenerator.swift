@@ -21,6 +21,8 @@ struct ServiceGenerator {
         let output: String
         let clientStreaming: Bool
         let serverStreaming: Bool
+        /// `PitlaneCore.IdempotencyLevel`'s case name.
+        let idempotency: String
     }
 
     private var methods: [Method] {
@@ -29,7 +31,8 @@ struct ServiceGenerator {
                 name: method.name, swiftName: SwiftNaming.escaped(SwiftNaming.lowerCamelCase(method.name)),
                 input: model.messages[method.inputType]?.swiftName ?? "Never",
                 output: model.messages[method.outputType]?.swiftName ?? "Never",
-                clientStreaming: method.clientStreaming, serverStreaming: method.serverStreaming
+                clientStreaming: method.clientStreaming, serverStreaming: method.serverStreaming,
+                idempotency: [1: "noSideEffects", 2: "idempotent"][method.idempotencyLevel] ?? "unknown"
             )
         }
     }
@@ -98,9 +101,8 @@ struct ServiceGenerator {
                 for method in methods {
                     out.line("router.registerHandler(")
                     out.line("    forMethod: \(descriptor(method)),")
-                    out.line("    deserializer: \(core)ProtobufDeserializer<\(method.input)>(),")
-                    out.line("    serializer: \(core)ProtobufSerializer<\(method.output)>()")
-                    out.line(") { request, context in")
+                    out.line("    idempotency: .\(method.idempotency)")
+                    out.line(") { (request: \(core)StreamingServerRequest<\(method.input)>, context) in")
                     out.line("    try await self.\(method.swiftName)(request: request, context: context)")
                     out.line("}")
                 }

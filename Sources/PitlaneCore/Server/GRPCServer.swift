@@ -58,8 +58,16 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
             await reject(stream, failure)
             return
         }
-        guard let handler = router.handler(for: stream.descriptor) else {
+        guard let entry = router.entry(for: stream.descriptor) else {
             await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented"))
+            return
+        }
+        guard let handler = entry.handlers[transportContext.codec] else {
+            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has no \(transportContext.codec.rawValue) codec"))
+            return
+        }
+        if transportContext.requiresNoSideEffects && entry.idempotency != .noSideEffects {
+            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has side effects: call it with POST, not GET"))
             return
         }
         let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline,

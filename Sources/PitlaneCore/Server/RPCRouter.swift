@@ -1,3 +1,5 @@
+import PitlaneProtobuf
+
 /// Maps method paths to handlers; services register their methods into it.
 public struct RPCRouter: Sendable {
     /// Runs one RPC on a stream whose request metadata has been read.
@@ -7,20 +9,52 @@ public struct RPCRouter: Sendable {
         _ settings: ServerRPCSettings
     ) async -> Void
 
-    private(set) var handlers: [MethodDescriptor: Handler] = [:]
+    /// One method: its handler for each codec it can read and write, and whether it may be
+    /// served over HTTP GET.
+    struct Entry: Sendable {
+        var handlers: [MessageCodec: Handler]
+        var idempotency: IdempotencyLevel
+    }
+
+    private(set) var entries: [MethodDescriptor: Entry] = [:]
 
     public init() {}
 
     /// The methods registered.
-    public var methods: [MethodDescriptor] { Array(handlers.keys) }
+    public var methods: [MethodDescriptor] { Array(entries.keys) }
 
-    /// Registers the handler of one method; every RPC kind is registered in streaming form.
+    /// Registers the handler of one method with its own serializers, which carry the binary
+    /// codec only; every RPC kind is registered in streaming form.
     public mutating func registerHandler<Input: Sendable, Output: Sendable>(
-        forMethod descriptor: MethodDescriptor,
+        forMethod descriptor: MethodDescriptor, idempotency: IdempotencyLevel = .unknown,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) {
-        handlers[descriptor] = { metadata, inbound, outbound, context, settings in
+        entries[descriptor] = Entry(
+            handlers: [.protobuf: Self.handler(deserializer, serializer, handler)], idempotency: idempotency
+        )
+    }
+
+    /// Registers the handler of a method of generated messages, reachable with the binary
+    /// codec and with the JSON mapping (Connect's `json` codec).
+    public mutating func registerHandler<Input: PitlaneProtobuf.Message, Output: PitlaneProtobuf.Message>(
+        forMethod descriptor: MethodDescriptor, idempotency: IdempotencyLevel = .unknown,
+        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+    ) {
+        entries[descriptor] = Entry(
+            handlers: [
+                .protobuf: Self.handler(ProtobufDeserializer<Input>(), ProtobufSerializer<Output>(), handler),
+                .json: Self.handler(JSONDeserializer<Input>(), JSONSerializer<Output>(), handler),
+            ],
+            idempotency: idempotency
+        )
+    }
+
+    private static func handler<Input: Sendable, Output: Sendable>(
+        _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
+        _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+    ) -> Handler {
+        { metadata, inbound, outbound, context, settings in
             await ServerRPCExecutor.run(
                 metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
                 deserializer: deserializer, serializer: serializer, handler: handler
@@ -28,7 +62,7 @@ public struct RPCRouter: Sendable {
         }
     }
 
-    func handler(for descriptor: MethodDescriptor) -> Handler? { handlers[descriptor] }
+    func entry(for descriptor: MethodDescriptor) -> Entry? { entries[descriptor] }
 }
 
 /// Server-wide settings every RPC sees.

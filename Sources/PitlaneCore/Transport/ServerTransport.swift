@@ -23,10 +23,19 @@ public struct ServerTransportContext: Sendable {
     /// the connection is lost or the deadline passes; it becomes the handler's
     /// ``ServerContext/cancellation``.
     public var cancellation: RPCCancellationHandle
+    /// How the request's messages are written, and the response's must be: the binary
+    /// format unless the client chose JSON (Connect's `json` codec).
+    public var codec: MessageCodec
+    /// The request came as an HTTP GET (Connect's cacheable unary calls): only a method whose
+    /// ``IdempotencyLevel`` is `.noSideEffects` may serve it.
+    public var requiresNoSideEffects: Bool
 
-    public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle()) {
+    public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),
+                codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false) {
         self.peer = peer
         self.deadline = deadline
         self.cancellation = cancellation
+        self.codec = codec
+        self.requiresNoSideEffects = requiresNoSideEffects
     }
 }

@@ -6,7 +6,7 @@ import PitlaneCore
 ///
 /// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
 /// threads (handler tasks) reach the connection solely through `loop.execute`.
-final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, @unchecked Sendable {
+final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, ServerCallConnection, @unchecked Sendable {
     /// Hands a new RPC to the transport; false when the transport takes no more.
     typealias Acceptor = @Sendable (ServerRPCStream, ServerTransportContext, RPCCancellationHandle) -> Bool
 
@@ -15,6 +15,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     let config: HTTP2ServerTransport.Config
     let peer: String
     private let session: NGHTTP2Session
+    private let protocolSettings: ServerProtocolSettings
     private let accept: Acceptor
     private let onClose: @Sendable (HTTP2ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
@@ -44,6 +45,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.accept = accept
         self.onClose = onClose
         session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
+        protocolSettings = config.protocolSettings
         management = ServerConnectionStateMachine(limits: .init(config), now: loop.now)
         session.delegate = self
     }
@@ -194,7 +196,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard management.streamOpened() == .accept else {
             return session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }
-        streams[id] = ServerStream(id: id, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
+        streams[id] = ServerStream(id: id, outboundHighWatermark: config.streamWindowBytes)
     }
 
     func sessionReceivedHeader(name: String, value: String, stream id: Int32) {
@@ -212,13 +214,14 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard let stream = streams[id] else { return }
         if case .headers = stream.phase {
             if let limit = stream.headerListTooLarge {
-                stream.phase = .open(responseHeadersSent: false)
+                // Answered as gRPC, the protocol of nearly every client that sends such headers.
                 let status = Status(code: .resourceExhausted, message: "the request's header list exceeds the server's limit of \(limit) bytes")
-                return sendStatus(stream, status, trailers: [:])
+                let headers = [("content-type", "application/grpc")] + ServerCall.statusFields(status)
+                return perform(.head(HTTPResponseHead(status: 200, headers: headers), endsStream: true), on: stream)
             }
             startRPC(stream)
         }
-        if endStream { stream.inbound?.finish() }
+        if endStream { requestEnded(stream) }
     }
 
     func sessionReceivedData(_ data: UnsafeRawBufferPointer, stream id: Int32) {
@@ -227,29 +230,59 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             session.consume(stream: id, bytes: data.count)
             return
         }
+        guard var call = stream.call, !call.body.returnsWindowOnReceipt else {
+            session.consume(stream: id, bytes: data.count)
+            return receive(data, into: stream, inbound)
+        }
+        stream.call = nil  // no second reference: the body's buffer grows in place
         stream.window.received(data.count)
-        stream.deframer.append(data)
         do {
-            while let message = try stream.deframer.next() {
+            try call.appendBody(data)
+            while let message = try call.nextMessage() {
                 stream.window.completed(messageOfSize: message.bytes.count + 5)
-                var bytes = message.bytes
-                if message.compressed {
-                    guard let algorithm = stream.requestCompression else {
-                        throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
-                    }
-                    bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: config.maxMessageBytes)
-                }
-                inbound.yield(.message(bytes, message.compressed ? .compressed : []))
+                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes))
             }
         } catch {
             inbound.finish(throwing: error)
         }
-        let early = stream.window.returnPartial(buffered: stream.deframer.bufferedBytes)
+        stream.call = call
+        let early = stream.window.returnPartial(buffered: call.body.bufferedBytes)
         if early > 0 { session.consume(stream: id, bytes: early) }
     }
 
+    /// Body bytes whose window went back on receipt (gRPC-Web text).
+    private func receive(_ data: UnsafeRawBufferPointer, into stream: ServerStream, _ inbound: BufferedStream<RPCRequestPart>) {
+        guard var call = stream.call else { return }
+        stream.call = nil
+        do {
+            try call.appendBody(data)
+            while let message = try call.nextMessage() {
+                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes))
+            }
+        } catch {
+            inbound.finish(throwing: error)
+        }
+        stream.call = call
+    }
+
     func sessionEndedData(stream id: Int32) {
-        streams[id]?.inbound?.finish()
+        guard let stream = streams[id] else { return }
+        requestEnded(stream)
+    }
+
+    /// END_STREAM on the request: a whole-body message (Connect unary) is complete now.
+    private func requestEnded(_ stream: ServerStream) {
+        guard var call = stream.call, let inbound = stream.inbound else { return }
+        do {
+            if let message = try call.finishBody() {
+                stream.window.completed(messageOfSize: message.count)
+                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
+            }
+            inbound.finish()
+        } catch {
+            inbound.finish(throwing: error)
+        }
+        stream.call = call
     }
 
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
@@ -285,8 +318,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         let count = stream.pendingData.read(into: buffer)
         stream.outbound.sent(count)
         if count > 0 { management.framesSent() }
-        if stream.pendingData.isEmpty, let trailers = stream.pendingTrailers {
-            stream.pendingTrailers = nil
+        if stream.pendingData.isEmpty, let trailers = stream.pendingEnd {
+            stream.pendingEnd = nil
+            if trailers.isEmpty { return .bytes(count: count, end: true, trailers: false) }
             do {
                 try session.submitTrailer(stream: id, headers: trailers)
                 return .bytes(count: count, end: true, trailers: true)
@@ -305,38 +339,28 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     // MARK: RPCs
 
-    /// Checks a request's headers and hands the RPC to the transport, or answers at once.
+    /// Reads a request's head with the protocol it speaks and hands the RPC to the
+    /// transport, or answers at once.
     private func startRPC(_ stream: ServerStream) {
-        stream.phase = .open(responseHeadersSent: false)
-        guard stream.header(":method") == "POST" else {
-            return respondHTTP(stream, status: 405)
-        }
-        guard let contentType = stream.header("content-type"), contentType.hasPrefix("application/grpc") else {
-            return respondHTTP(stream, status: 415)
-        }
-        guard let path = stream.header(":path"), let descriptor = MethodDescriptor(path: path) else {
-            return sendStatus(stream, Status(code: .unimplemented, message: "malformed :path"), trailers: [:])
-        }
-        var deadline: ContinuousClock.Instant?
-        if let timeout = stream.header("grpc-timeout") {
-            guard let duration = GRPCTimeout.parse(timeout) else {
-                return sendStatus(stream, Status(code: .internal, message: "malformed grpc-timeout \(timeout)"), trailers: [:])
+        stream.phase = .open
+        let head = stream.requestHead
+        stream.requestHeaders = []
+        var call: ServerCall
+        switch ServerCall.start(head, overHTTP2: true, settings: protocolSettings) {
+        case .respond(let response, let body):
+            perform(.head(response, endsStream: body.isEmpty), on: stream)
+            if !body.isEmpty {
+                perform(.body(body), on: stream)
+                perform(.end(trailers: []), on: stream)
             }
-            deadline = loop.now + duration
+            return
+        case .reject(let rejected, let status):
+            stream.call = rejected
+            return sendStatus(stream, status, trailers: [:])
+        case .serve(let accepted):
+            call = accepted
         }
-        if let encoding = stream.header("grpc-encoding"), encoding != "identity" {
-            guard let algorithm = CompressionAlgorithm(name: encoding) else {
-                return sendStatus(stream, Status(code: .unimplemented, message: "grpc-encoding \(encoding) is not supported"),
-                                  trailers: [:])
-            }
-            stream.requestCompression = algorithm
-        }
-        // Compress responses when configured to and the client accepts the algorithm.
-        let accepted = (stream.header("grpc-accept-encoding") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " ") }
-        let responseCompression = config.responseCompression.flatMap { accepted.contains($0.name) ? $0 : nil }
-        var metadata = Metadata()
-        for header in stream.requestHeaders { metadata.addHeaderField(name: header.name, value: header.value) }
-
+        let deadline = call.timeout.map { loop.now + $0 }
         let id = stream.id
         let inbound = BufferedStream<RPCRequestPart>(
             highWatermark: .max,
@@ -347,14 +371,23 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             }
         )
         stream.inbound = inbound
-        inbound.yield(.metadata(metadata))
+        inbound.yield(.metadata(call.metadata))
+        if let message = call.queryMessage {
+            do {
+                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
+            } catch {
+                inbound.finish(throwing: error)
+            }
+        }
+        stream.call = call
         let rpc = ServerRPCStream(
-            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
+            descriptor: call.descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
             outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(
-                connection: self, stream: id, outbound: stream.outbound, compression: responseCompression
+                connection: self, stream: id, outbound: stream.outbound, encoder: call.encoder
             ))
         )
-        let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: stream.cancellation)
+        let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: stream.cancellation,
+                                             codec: call.codec, requiresNoSideEffects: call.isGet)
         if let deadline {
             stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak self, weak stream] in
                 guard let self, let stream else { return }
@@ -374,7 +407,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private func expireDeadline(of stream: ServerStream) {
         stream.cancellation.expireDeadline()
         // A complete response (its trailers queued) only waits for the next flush: let it go.
-        guard !stream.pendingData.isEmpty, stream.pendingTrailers == nil, streams[stream.id] === stream else { return }
+        guard !stream.pendingData.isEmpty, stream.pendingEnd == nil, streams[stream.id] === stream else { return }
         stream.phase = .closing
         session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)
         flush()
@@ -388,28 +421,35 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         flush()
     }
 
-    /// Answers a request that is not gRPC with a bare HTTP status.
-    private func respondHTTP(_ stream: ServerStream, status: Int) {
-        stream.phase = .closing
-        submit(stream.id) { try $0.submitResponse(stream: stream.id, headers: [(":status", String(status))], hasBody: false) }
-        flush()
+    /// Sends what the call's protocol made of a response part.
+    private func perform(_ action: ResponseAction, on stream: ServerStream) {
+        switch action {
+        case .head(let head, let endsStream):
+            let id = stream.id
+            var headers = [(name: ":status", value: String(head.status))]
+            headers += head.headers
+            if endsStream { stream.phase = .closing }
+            submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: !endsStream) }
+            management.framesSent()
+        case .body(let bytes):
+            stream.pendingData.append(bytes)
+            resumeIfDeferred(stream)
+        case .end(let trailers):
+            stream.phase = .closing
+            stream.pendingEnd = trailers
+            resumeIfDeferred(stream)
+        }
     }
 
-    func sendResponseHeaders(stream id: Int32, metadata: Metadata, compression: CompressionAlgorithm?) {
-        guard let stream = streams[id], case .open(false) = stream.phase else { return }
-        stream.phase = .open(responseHeadersSent: true)
-        var headers = [(":status", "200"), ("content-type", "application/grpc"), ("grpc-accept-encoding", MessageCompression.acceptEncoding)]
-        if let compression { headers.append(("grpc-encoding", compression.name)) }
-        headers += metadata.headerFields
-        submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: true) }
-        management.framesSent()
+    func sendResponseHeaders(stream id: Int32, metadata: Metadata) {
+        guard let stream = streams[id], case .open = stream.phase, stream.call != nil else { return }
+        stream.call!.responseHead(metadata) { perform($0, on: stream) }
         scheduleFlush()
     }
 
-    func queueData(stream id: Int32, framed: [UInt8]) {
-        guard let stream = streams[id] else { return }
-        stream.pendingData.append(framed)
-        resumeIfDeferred(stream)
+    func queueMessage(stream id: Int32, encoded: [UInt8]) {
+        guard let stream = streams[id], case .open = stream.phase, stream.call != nil else { return }
+        stream.call!.responseMessage(encoded) { perform($0, on: stream) }
         scheduleFlush()
     }
 
@@ -430,18 +470,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     private func sendStatus(_ stream: ServerStream, _ status: Status, trailers: Metadata) {
-        var fields = [("grpc-status", String(status.code.rawValue))]
-        if !status.message.isEmpty { fields.append(("grpc-message", PercentEncoding.encode(status.message))) }
-        fields += trailers.headerFields
-        if case .open(true) = stream.phase {
-            stream.pendingTrailers = fields
-            resumeIfDeferred(stream)
-        } else {
-            // Trailers-only: the status travels in the only HEADERS frame, which ends the stream.
-            let headers = [(":status", "200"), ("content-type", "application/grpc"),
-                           ("grpc-accept-encoding", MessageCompression.acceptEncoding)] + fields
-            submit(stream.id) { try $0.submitResponse(stream: stream.id, headers: headers, hasBody: false) }
-        }
+        guard case .open = stream.phase, stream.call != nil else { return }
+        stream.call!.responseEnd(status, trailers: trailers) { perform($0, on: stream) }
         stream.phase = .closing
         scheduleFlush()
     }
@@ -474,54 +504,3 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 }
 
-/// A handler's response writer: each part goes to the connection's loop, in order, and the
-/// writer waits while the stream's queued bytes are above the window.
-struct ServerStreamWriter: ClosableRPCWriterProtocol {
-    let connection: HTTP2ServerConnection
-    let stream: Int32
-    let outbound: StreamOutbound
-    /// Response messages are compressed with this, when set.
-    let compression: CompressionAlgorithm?
-
-    func write(_ part: RPCResponsePart) async throws {
-        let connection = self.connection
-        let stream = self.stream
-        switch part {
-        case .metadata(let metadata):
-            let compression = self.compression
-            try await outbound.enqueue(0) {
-                onLoop { connection.sendResponseHeaders(stream: stream, metadata: metadata, compression: compression) }
-            }
-        case .message(let bytes, let flags):
-            let framed = try MessageFramer.frame(bytes, compression: flags.contains(.noCompression) ? nil : compression)
-            try await outbound.enqueue(framed.count) {
-                onLoop { connection.queueData(stream: stream, framed: framed) }
-            }
-        case .status(let status, let trailers):
-            try await outbound.enqueue(0) {
-                onLoop { connection.sendStatus(stream: stream, status: status, trailers: trailers) }
-            }
-        }
-    }
-
-    func finish(throwing error: (any Error)?) async {
-        guard error != nil else { return }
-        let connection = self.connection
-        let stream = self.stream
-        onLoop { connection.abandon(stream: stream) }
-    }
-
-    /// Runs `body` on the connection's loop: right here when the handler already runs there
-    /// (`runsHandlersOnEventLoops`) and nothing it wrote earlier is still on its way, so parts
-    /// stay in order; otherwise as a task queued on the loop.
-    private func onLoop(_ body: @escaping @Sendable () -> Void) {
-        if connection.loop.inEventLoop && outbound.hopsInFlight.load(ordering: .acquiring) == 0 {
-            return body()
-        }
-        outbound.hopsInFlight.add(1, ordering: .relaxed)
-        connection.loop.execute { [outbound] in
-            body()
-            outbound.hopsInFlight.subtract(1, ordering: .releasing)
-        }
-    }
-}

@@ -53,6 +53,14 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
         /// Default nil: responses are not compressed. Compressed requests are always accepted.
         public var responseCompression: CompressionAlgorithm?
+        /// The protocols served on the port beside each other: gRPC, gRPC-Web and Connect,
+        /// told apart by each request's content type. Default all.
+        public var protocols = ServedProtocols.all
+        /// Which web origins may call (gRPC-Web and Connect from browsers). Default
+        /// `.sameOriginOnly`: no CORS headers, preflights refused.
+        public var cors = CORSPolicy.sameOriginOnly
+        /// Limits of HTTP/1.1 connections (gRPC-Web and Connect from browsers and `curl`).
+        public var http1 = HTTP1Limits()
         /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
         /// Default real time; tests step a ``ManualClock``.
         public var timeSource = TimeSource.continuous
@@ -72,6 +80,10 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public init() {}
 
         public static var defaults: Config { Config() }
+
+        var protocolSettings: ServerProtocolSettings {
+            ServerProtocolSettings(served: protocols, cors: cors, maxMessageBytes: maxMessageBytes, responseCompression: responseCompression)
+        }
     }
 
     private struct State {

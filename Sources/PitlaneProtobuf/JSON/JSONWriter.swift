@@ -9,10 +9,13 @@ public struct JSONWriter {
     /// Whether the next member or element needs a comma before it.
     @usableFromInline var needsComma = false
 
-    init(options: JSONEncodingOptions) {
+    public init(options: JSONEncodingOptions = .init()) {
         self.options = options
         bytes.reserveCapacity(128)
     }
+
+    /// The UTF-8 JSON written so far.
+    public var utf8Bytes: [UInt8] { bytes }
 
     public mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))

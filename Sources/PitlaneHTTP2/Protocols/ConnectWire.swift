@@ -1,0 +1,111 @@
+import PitlaneCore
+import PitlaneProtobuf
+
+/// The Connect protocol's own pieces: error codes by name, their HTTP statuses, the error
+/// body of unary calls and the end-of-stream message of streaming ones.
+enum ConnectWire {
+    /// The protocol's names for status codes, indexed by gRPC's number.
+    static let codeNames = [
+        "ok", "canceled", "unknown", "invalid_argument", "deadline_exceeded", "not_found", "already_exists",
+        "permission_denied", "resource_exhausted", "failed_precondition", "aborted", "out_of_range",
+        "unimplemented", "internal", "unavailable", "data_loss", "unauthenticated",
+    ]
+
+    /// The HTTP status of a unary call that failed with `code`.
+    static func httpStatus(for code: Status.Code) -> Int {
+        switch code {
+        case .ok: 200
+        case .cancelled: 499
+        case .invalidArgument, .failedPrecondition, .outOfRange: 400
+        case .deadlineExceeded: 504
+        case .notFound: 404
+        case .alreadyExists, .aborted: 409
+        case .permissionDenied: 403
+        case .resourceExhausted: 429
+        case .unimplemented: 501
+        case .unavailable: 503
+        case .unauthenticated: 401
+        default: 500  // unknown, internal, data_loss
+        }
+    }
+
+    /// The status code for an HTTP status when the body says nothing (spec's table).
+    static func code(forHTTP status: Int) -> Status.Code {
+        switch status {
+        case 400: .internal
+        case 401: .unauthenticated
+        case 403: .permissionDenied
+        case 404: .unimplemented
+        case 429, 502, 503, 504: .unavailable
+        default: .unknown
+        }
+    }
+
+    /// `{"code": "...", "message": "..."}`: a unary call's error body, or the `error` member
+    /// of an end-of-stream message.
+    static func writeError(_ status: Status, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("code")
+        writer.writeString(codeNames[status.code.rawValue])
+        if !status.message.isEmpty {
+            writer.key("message")
+            writer.writeString(status.message)
+        }
+        writer.endObject()
+    }
+
+    static func errorBody(_ status: Status) -> [UInt8] {
+        var writer = JSONWriter()
+        writeError(status, to: &writer)
+        return writer.utf8Bytes
+    }
+
+    /// The end-of-stream message's JSON: the error unless OK, and the trailers as metadata.
+    static func endOfStream(_ status: Status, trailers: Metadata) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.beginObject()
+        if status.code != .ok {
+            writer.key("error")
+            writeError(status, to: &writer)
+        }
+        let fields = trailers.headerFields
+        if !fields.isEmpty {
+            writer.key("metadata")
+            writer.beginObject()
+            var names: [String] = []
+            for field in fields where !names.contains(field.name) { names.append(field.name) }
+            for name in names {
+                writer.key(name)
+                writer.beginArray()
+                for field in fields where field.name == name {
+                    writer.separate()
+                    writer.writeString(field.value)
+                }
+                writer.endArray()
+            }
+            writer.endObject()
+        }
+        writer.endObject()
+        return writer.utf8Bytes
+    }
+}
+
+/// gRPC-Web's pieces: the trailers frame and the base64 of `application/grpc-web-text`.
+enum GRPCWebWire {
+    /// The flag byte of the frame that carries trailers.
+    static let trailersFlag: UInt8 = 0x80
+
+    /// Trailers as the body's last frame: `name: value` lines in an HTTP/1 header block.
+    static func trailersFrame(_ fields: [(name: String, value: String)]) -> [UInt8] {
+        var block: [UInt8] = []
+        for field in fields {
+            block.append(contentsOf: field.name.utf8)
+            block.append(contentsOf: ": ".utf8)
+            block.append(contentsOf: field.value.utf8)
+            block.append(contentsOf: "\r\n".utf8)
+        }
+        var frame = MessageFramer.prefix(length: block.count, compressed: false)
+        frame[0] = trailersFlag
+        return frame + block
+    }
+}

@@ -1,0 +1,75 @@
+/// A request's head, as an HTTP/1.1 or an HTTP/2 connection received it. Header names are
+/// lower-case; `path` keeps its query.
+struct HTTPRequestHead {
+    var method: String
+    var path: String
+    var headers: [(name: String, value: String)]
+
+    /// The first value of a header.
+    func header(_ name: String) -> String? {
+        headers.first { $0.name == name }?.value
+    }
+
+    /// The path without its query, and the query's `name=value` pairs, percent-decoded.
+    var pathAndQuery: (path: Substring, query: [(name: String, value: [UInt8])]) {
+        guard let mark = path.firstIndex(of: "?") else { return (path[...], []) }
+        let query = path[path.index(after: mark)...].split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            return (String(decoding: URLQuery.decode(parts[0]), as: UTF8.self), URLQuery.decode(parts.count > 1 ? parts[1] : ""))
+        }
+        return (path[..<mark], query)
+    }
+}
+
+/// A response's head, for either HTTP version to send: the connection adds what its
+/// version needs (`:status`, or a status line, `content-length` or chunking).
+struct HTTPResponseHead {
+    var status: Int
+    var headers: [(name: String, value: String)]
+}
+
+/// What a server connection does to answer an RPC, in order: what the protocol in use
+/// (``ServerCall``) makes of the handler's parts.
+enum ResponseAction {
+    /// Send the head; `endsStream` when no body follows.
+    case head(HTTPResponseHead, endsStream: Bool)
+    /// Send body bytes.
+    case body([UInt8])
+    /// End the body, with these HTTP trailers (gRPC over HTTP/2) or none.
+    case end(trailers: [(name: String, value: String)])
+}
+
+/// `application/x-www-form-urlencoded` decoding of a query component: `%XX` and `+`.
+enum URLQuery {
+    static func decode(_ text: Substring) -> [UInt8] {
+        var output: [UInt8] = []
+        output.reserveCapacity(text.utf8.count)
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            switch byte {
+            case UInt8(ascii: "+"): output.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                guard let high = bytes.next(), let low = bytes.next(), let value = hexValue(high, low) else {
+                    output.append(byte)
+                    continue
+                }
+                output.append(value)
+            default: output.append(byte)
+            }
+        }
+        return output
+    }
+
+    private static func hexValue(_ high: UInt8, _ low: UInt8) -> UInt8? {
+        func digit(_ byte: UInt8) -> UInt8? {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        guard let high = digit(high), let low = digit(low) else { return nil }
+        return high << 4 | low
+    }
+}

@@ -1,0 +1,64 @@
+import PitlaneCore
+
+/// A server connection as a handler's writer sees it, whichever HTTP version it speaks:
+/// each call is made on `loop`, for the stream the writer was given.
+protocol ServerCallConnection: AnyObject, Sendable {
+    var loop: EventLoop { get }
+    func sendResponseHeaders(stream: Int32, metadata: Metadata)
+    /// A response message, already framed by the call's ``ResponseMessageEncoder``.
+    func queueMessage(stream: Int32, encoded: [UInt8])
+    func sendStatus(stream: Int32, status: Status, trailers: Metadata)
+    /// The handler ended without a status (it was cancelled): reset or close the stream.
+    func abandon(stream: Int32)
+}
+
+/// A handler's response writer: each part goes to the connection's loop, in order, and the
+/// writer waits while the stream's queued bytes are above the window.
+struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterProtocol {
+    let connection: Connection
+    let stream: Int32
+    let outbound: StreamOutbound
+    /// Frames (and compresses) messages for the call's protocol.
+    let encoder: ResponseMessageEncoder
+
+    func write(_ part: RPCResponsePart) async throws {
+        let connection = self.connection
+        let stream = self.stream
+        switch part {
+        case .metadata(let metadata):
+            try await outbound.enqueue(0) {
+                onLoop { connection.sendResponseHeaders(stream: stream, metadata: metadata) }
+            }
+        case .message(let bytes, let flags):
+            let encoded = try encoder.encode(bytes, flags: flags)
+            try await outbound.enqueue(encoded.count) {
+                onLoop { connection.queueMessage(stream: stream, encoded: encoded) }
+            }
+        case .status(let status, let trailers):
+            try await outbound.enqueue(0) {
+                onLoop { connection.sendStatus(stream: stream, status: status, trailers: trailers) }
+            }
+        }
+    }
+
+    func finish(throwing error: (any Error)?) async {
+        guard error != nil else { return }
+        let connection = self.connection
+        let stream = self.stream
+        onLoop { connection.abandon(stream: stream) }
+    }
+
+    /// Runs `body` on the connection's loop: right here when the handler already runs there
+    /// (`runsHandlersOnEventLoops`) and nothing it wrote earlier is still on its way, so parts
+    /// stay in order; otherwise as a task queued on the loop.
+    private func onLoop(_ body: @escaping @Sendable () -> Void) {
+        if connection.loop.inEventLoop && outbound.hopsInFlight.load(ordering: .acquiring) == 0 {
+            return body()
+        }
+        outbound.hopsInFlight.add(1, ordering: .relaxed)
+        connection.loop.execute { [outbound] in
+            body()
+            outbound.hopsInFlight.subtract(1, ordering: .releasing)
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import PitlaneCore
+
+/// The ways of carrying an RPC over HTTP that a server speaks; one port serves them all.
+public struct ServedProtocols: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// gRPC over HTTP/2 (`application/grpc`).
+    public static let grpc = ServedProtocols(rawValue: 1 << 0)
+    /// gRPC-Web (`application/grpc-web`, `application/grpc-web-text`), over HTTP/1.1 or HTTP/2.
+    public static let grpcWeb = ServedProtocols(rawValue: 1 << 1)
+    /// The Connect protocol (`application/proto`, `application/json`, `application/connect+…`,
+    /// and GET for side-effect-free methods), over HTTP/1.1 or HTTP/2.
+    public static let connect = ServedProtocols(rawValue: 1 << 2)
+
+    public static let all: ServedProtocols = [.grpc, .grpcWeb, .connect]
+}
+
+/// The protocol one request speaks, from its method and `content-type`.
+enum WireProtocol: Equatable, Sendable {
+    case grpc
+    /// `text`: the body is base64 (`application/grpc-web-text`) both ways.
+    case grpcWeb(text: Bool)
+    /// A unary call: the body is the message itself; for GET, the message is in the query.
+    case connectUnary(get: Bool)
+    /// A streaming call: enveloped messages and an end-of-stream message.
+    case connectStreaming
+
+    var served: ServedProtocols {
+        switch self {
+        case .grpc: .grpc
+        case .grpcWeb: .grpcWeb
+        case .connectUnary, .connectStreaming: .connect
+        }
+    }
+
+    /// Whether messages travel in 5-byte-prefixed envelopes (all but Connect's unary calls).
+    var isEnveloped: Bool {
+        if case .connectUnary = self { return false }
+        return true
+    }
+
+    /// Identifies a request's protocol and codec; nil when the content type names none of
+    /// them (the answer is 415).
+    static func identify(method: String, contentType: String?) -> (WireProtocol, MessageCodec)? {
+        if method == "GET" { return (.connectUnary(get: true), .protobuf) }  // the codec is in the query
+        guard let contentType else { return nil }
+        // Parameters (`; charset=utf-8`) do not change the protocol.
+        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " ").lowercased() } ?? ""
+        switch type {
+        case "application/grpc", "application/grpc+proto": return (.grpc, .protobuf)
+        case "application/grpc-web", "application/grpc-web+proto": return (.grpcWeb(text: false), .protobuf)
+        case "application/grpc-web-text", "application/grpc-web-text+proto": return (.grpcWeb(text: true), .protobuf)
+        case "application/proto": return (.connectUnary(get: false), .protobuf)
+        case "application/json": return (.connectUnary(get: false), .json)
+        case "application/connect+proto": return (.connectStreaming, .protobuf)
+        case "application/connect+json": return (.connectStreaming, .json)
+        default: return nil
+        }
+    }
+
+    /// The response's `content-type`.
+    func responseContentType(codec: MessageCodec, requested: String?) -> String {
+        switch self {
+        case .grpc: "application/grpc"
+        case .grpcWeb(let text): text ? "application/grpc-web-text+proto" : "application/grpc-web+proto"
+        case .connectUnary: codec == .json ? "application/json" : "application/proto"
+        case .connectStreaming: codec == .json ? "application/connect+json" : "application/connect+proto"
+        }
+    }
+
+    /// The request header naming the request's compression, and the one listing what the
+    /// client accepts for the response.
+    var compressionHeaders: (encoding: String, accept: String) {
+        switch self {
+        case .grpc, .grpcWeb: ("grpc-encoding", "grpc-accept-encoding")
+        case .connectUnary: ("content-encoding", "accept-encoding")
+        case .connectStreaming: ("connect-content-encoding", "connect-accept-encoding")
+        }
+    }
+}
+
+/// Which browser origins may call the server (CORS, for gRPC-Web and Connect from web
+/// pages), and what their scripts may read of responses.
+public struct CORSPolicy: Sendable {
+    /// Origins allowed, such as `https://app.example.com`; `["*"]` allows every origin.
+    public var allowedOrigins: Set<String>
+    /// How long a browser may cache a preflight's answer. Default 2 h.
+    public var maxAge: Duration
+
+    public init(allowedOrigins: Set<String>, maxAge: Duration = .seconds(7200)) {
+        self.allowedOrigins = allowedOrigins
+        self.maxAge = maxAge
+    }
+
+    /// No cross-origin calls: responses carry no CORS headers, preflights are refused.
+    public static let sameOriginOnly = CORSPolicy(allowedOrigins: [])
+    /// Every origin may call.
+    public static let anyOrigin = CORSPolicy(allowedOrigins: ["*"])
+
+    func allows(_ origin: String) -> Bool {
+        allowedOrigins.contains("*") || allowedOrigins.contains(origin)
+    }
+
+    /// The answer to a preflight (`OPTIONS` with `Access-Control-Request-Method`).
+    func preflightResponse(to head: HTTPRequestHead) -> HTTPResponseHead {
+        guard let origin = head.header("origin"), allows(origin) else {
+            return HTTPResponseHead(status: 403, headers: [("vary", "origin")])
+        }
+        var headers = [
+            ("access-control-allow-origin", origin),
+            ("access-control-allow-methods", "GET, POST"),
+            ("access-control-max-age", String(maxAge.components.seconds)),
+            ("vary", "origin"),
+        ]
+        // Any request header may be sent: metadata is the application's to choose.
+        if let requested = head.header("access-control-request-headers") {
+            headers.append(("access-control-allow-headers", requested))
+        }
+        return HTTPResponseHead(status: 204, headers: headers)
+    }
+
+    /// Headers for an actual response to `origin`: allowed, and every response header
+    /// readable by the page (status, message, metadata).
+    func responseHeaders(origin: String?, exposing names: [String]) -> [(name: String, value: String)] {
+        guard let origin, allows(origin) else { return [] }
+        var exposed = ["grpc-status", "grpc-message", "grpc-status-details-bin"]
+        for name in names where !exposed.contains(name) && !Self.alwaysReadable.contains(name) { exposed.append(name) }
+        return [
+            ("access-control-allow-origin", origin),
+            ("access-control-expose-headers", exposed.joined(separator: ", ")),
+            ("vary", "origin"),
+        ]
+    }
+
+    /// Response headers scripts read without being told (the CORS safelist), and ours that
+    /// need no exposing.
+    private static let alwaysReadable: Set<String> = [
+        "content-type", "content-length", "content-encoding", "cache-control", "expires", "last-modified", "pragma",
+        "access-control-allow-origin", "access-control-expose-headers", "vary",
+    ]
+}
