@@ -28,6 +28,8 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        // HTTP/1.1 requests (Debian's libhttp-parser; no pkg-config file, so linked by name).
+        .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .systemLibrary(name: "CLinux"),  // epoll, eventfd, accept4: in libc, not in Swift's Glibc
 
         // Protocol Buffers: runtime, generator library, protoc plugin, SwiftPM build plugin.
@@ -36,7 +38,7 @@ let package = Package(
 
         // gRPC: the transport-agnostic runtime, and HTTP/2 under it.
         .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
-        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CLinux", "CNGHTTP2", "COpenSSL", "CZlib"]),
+        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CLinux", "CNGHTTP2", "CHTTPParser", "COpenSSL", "CZlib"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",

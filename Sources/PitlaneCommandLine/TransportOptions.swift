@@ -5,7 +5,7 @@ import PitlaneHTTP2
 /// `--tls`, `--ca`, `--server-name` on clients.
 extension CommandLineOptions {
     /// The value options `serverAddress`, `serverSecurity`, `clientTarget` and `clientSecurity` read.
-    public static let transportOptions: Set<String> = ["host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name"]
+    public static let transportOptions: Set<String> = ["host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name", "cors-origins"]
     /// The flag `clientSecurity` reads.
     public static let transportFlags: Set<String> = ["tls"]
 
@@ -13,6 +13,13 @@ extension CommandLineOptions {
     public func serverAddress(defaultPort: Int) throws -> HTTP2ServerTransport.Address {
         if let path = self["unix"] { return .unixDomainSocket(path: path) }
         return .ipv4(host: self["host"] ?? "127.0.0.1", port: try port(default: defaultPort))
+    }
+
+    /// The web origins that may call from browsers: `--cors-origins https://a.example,https://b.example`
+    /// (or `*`); none when absent.
+    public func corsPolicy() -> CORSPolicy {
+        guard let origins = self["cors-origins"] else { return .sameOriginOnly }
+        return CORSPolicy(allowedOrigins: Set(origins.split(separator: ",").map { String($0) }))
     }
 
     /// TLS when `--tls-cert` and `--tls-key` are given, plaintext when neither is.

@@ -12,6 +12,7 @@ let usage = """
                          [--tokens TOKEN=USER,...] [--staff USER,...]
                          [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
+                         [--cors-origins https://app.example,...]
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
       staff reach every order. Default tokens: alice-token=alice,bob-token=bob,staff-token=staff.
     """
@@ -51,6 +52,7 @@ do {
 
     let address = try options.serverAddress(defaultPort: 8090)
     var config = HTTP2ServerTransport.Config.defaults
+    config.cors = options.corsPolicy()
     config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),

@@ -30,8 +30,8 @@ public struct JSONSerializer<Message: PitlaneProtobuf.Message>: MessageSerialize
     }
 }
 
-/// Protocol Buffers' JSON mapping for generated messages; bad JSON is an `.internal` error
-/// naming what is wrong (a server turns it into `.invalidArgument` for requests).
+/// Protocol Buffers' JSON mapping for generated messages; bad JSON is an
+/// `.invalidArgument` error naming what is wrong.
 public struct JSONDeserializer<Message: PitlaneProtobuf.Message>: MessageDeserializer {
     public init() {}
 
@@ -39,7 +39,7 @@ public struct JSONDeserializer<Message: PitlaneProtobuf.Message>: MessageDeseria
         do {
             return try Message(jsonUTF8Bytes: bytes)
         } catch {
-            throw RPCError(code: .internal, message: "cannot read \(Message.protoMessageName) from JSON: \(error)")
+            throw RPCError(code: .invalidArgument, message: "cannot read \(Message.protoMessageName) from JSON: \(error)")
         }
     }
 }

@@ -17,7 +17,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let session: NGHTTP2Session
     private let protocolSettings: ServerProtocolSettings
     private let accept: Acceptor
-    private let onClose: @Sendable (HTTP2ServerConnection) -> Void
+    private let onClose: @Sendable (any ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
     private var pump: SessionPump
     /// Whether a flush may run now; see ``FlushGate``.
@@ -36,7 +36,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
     ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
-         accept: @escaping Acceptor, onClose: @escaping @Sendable (HTTP2ServerConnection) -> Void) {
+         accept: @escaping Acceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
         self.socket = socket
         pump = SessionPump(tls: tls)
         self.loop = loop
@@ -75,6 +75,17 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             }
         }
         flush()
+    }
+
+    /// ``start()``, then the bytes a ``ProtocolSniffer`` read to tell HTTP/2 from HTTP/1.1.
+    func start(receivedAlready bytes: [UInt8]) throws {
+        try start()
+        guard !bytes.isEmpty else { return }
+        flushGate.beginReceiving()
+        let failed = (try? bytes.withUnsafeBytes { try session.receive($0) }) == nil
+        flushGate.endReceiving()
+        flush()
+        if failed { close() }
     }
 
     /// Goes away once the connection has been without streams for `maxConnectionIdle`.

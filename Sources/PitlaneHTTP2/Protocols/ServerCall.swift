@@ -178,7 +178,11 @@ struct ServerCall {
 
     mutating func appendBody(_ bytes: UnsafeRawBufferPointer) throws { try body.append(bytes) }
     mutating func nextMessage() throws -> (compressed: Bool, bytes: [UInt8])? { try body.next() }
-    mutating func finishBody() throws -> [UInt8]? { try body.finish() }
+    /// The request's end: a unary body's message (a GET's came from its query).
+    mutating func finishBody() throws -> [UInt8]? {
+        let message = try body.finish()
+        return isGet ? nil : message
+    }
 
     // MARK: Response
 

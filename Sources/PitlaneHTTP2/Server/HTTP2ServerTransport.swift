@@ -89,7 +89,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     private struct State {
         var acceptor: Acceptor?
         var loops: EventLoopGroup?
-        var connections: [ObjectIdentifier: HTTP2ServerConnection] = [:]
+        var connections: [ObjectIdentifier: any ServerConnection] = [:]
         var shuttingDown = false
         var boundAddress: SocketAddress?
         /// Why `listen` failed, for callers of `listeningAddress` that come later.
@@ -229,29 +229,57 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         if done { acceptor.finish() }
     }
 
+    /// Takes an accepted socket: TLS connections speak HTTP/2 (ALPN "h2"); plaintext ones
+    /// are told apart by their first bytes, HTTP/2 or HTTP/1.1.
     fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
-        let engine: TLSEngine?
-        do {
-            engine = try tls?.makeEngine()
-        } catch {
-            config.onTLSHandshakeFailure?(peer, error)
-            return socket.close()
-        }
-        let connection = HTTP2ServerConnection(
-            socket: socket, loop: loop, config: config, peer: peer, tls: engine,
-            accept: { [acceptor] stream, context, cancellation in
-                if case .enqueued = acceptor.yield(Accepted(loop: loop, stream: stream, context: context, cancellation: cancellation)) {
-                    return true
-                }
-                return false
-            },
-            onClose: { [weak self] connection in
-                guard let self else { return }
-                self.state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
-                self.finishIfDrained()
+        let accept: HTTP2ServerConnection.Acceptor = { [acceptor] stream, context, cancellation in
+            if case .enqueued = acceptor.yield(Accepted(loop: loop, stream: stream, context: context, cancellation: cancellation)) {
+                return true
             }
-        )
+            return false
+        }
+        let onClose: @Sendable (any ServerConnection) -> Void = { [weak self] connection in
+            guard let self else { return }
+            self.state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+            self.finishIfDrained()
+        }
+        let connection: any ServerConnection
+        if let tls {
+            let engine: TLSEngine
+            do {
+                engine = try tls.makeEngine()
+            } catch {
+                config.onTLSHandshakeFailure?(peer, error)
+                return socket.close()
+            }
+            connection = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
+                                               accept: accept, onClose: onClose)
+        } else {
+            let config = self.config
+            connection = ProtocolSniffer(
+                socket: socket, loop: loop, timeout: config.prefaceTimeout,
+                decided: { [weak self] sniffer, verdict, bytes in
+                    let next: any ServerConnection & FileDescriptorHandler = switch verdict {
+                    case .http2: HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
+                                                       accept: accept, onClose: onClose)
+                    case .http1: HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer,
+                                                       accept: accept, onClose: onClose)
+                    }
+                    self?.state.withLock { state in
+                        state.connections.removeValue(forKey: ObjectIdentifier(sniffer))
+                        state.connections[ObjectIdentifier(next)] = next
+                    }
+                    do {
+                        if let http2 = next as? HTTP2ServerConnection { try http2.start(receivedAlready: bytes) }
+                        if let http1 = next as? HTTP1ServerConnection { try http1.start(receivedAlready: bytes) }
+                    } catch {
+                        next.close()
+                    }
+                },
+                onClose: onClose
+            )
+        }
         let admitted = state.withLock { state in
             guard !state.shuttingDown else { return false }
             state.connections[ObjectIdentifier(connection)] = connection

@@ -1,0 +1,212 @@
+import PitlaneCore
+
+/// One request and its response on an HTTP/1.1 connection. Loop-confined but `outbound`.
+final class HTTP1Exchange {
+    let id: Int32
+    var call: ServerCall?
+    var inbound: BufferedStream<RPCRequestPart>?
+    let outbound: StreamOutbound
+    let cancellation = RPCCancellationHandle()
+    var deadlineTimer: EventLoop.TimerID?
+    /// Whether the connection may serve another request after this one.
+    let keepAlive: Bool
+    /// HTTP/1.1: bodies of unknown length go chunked; HTTP/1.0: they end at the close.
+    let chunked: Bool
+    var bodyBytes = 0
+    /// Bytes of messages handed to the handler and not yet read.
+    var unreadBytes = 0
+    /// Reading stopped until the handler reads.
+    var isReadPaused = false
+    var requestComplete = false
+    var responseComplete = false
+    var headSent = false
+    /// A head held back while the protocol produces a burst of actions: a response whose
+    /// body is complete in the same burst goes out with `content-length`, not chunked.
+    var heldHead: HTTPResponseHead?
+    var heldBody: [[UInt8]] = []
+    /// Whether the body is being written in chunks.
+    var bodyIsChunked = false
+
+    init(id: Int32, outboundHighWatermark: Int, keepAlive: Bool, chunked: Bool) {
+        self.id = id
+        outbound = StreamOutbound(highWatermark: outboundHighWatermark)
+        self.keepAlive = keepAlive
+        self.chunked = chunked
+    }
+}
+
+extension HTTP1ServerConnection {
+    /// Reads the request's head with its protocol and hands the RPC to the transport, or
+    /// answers at once.
+    func startRPC(_ head: HTTPRequestHead, _ exchange: HTTP1Exchange) {
+        var call: ServerCall
+        switch ServerCall.start(head, overHTTP2: false, settings: protocolSettings) {
+        case .respond(let response, let body):
+            perform(.head(response, endsStream: body.isEmpty), on: exchange)
+            if !body.isEmpty {
+                perform(.body(body), on: exchange)
+                perform(.end(trailers: []), on: exchange)
+            }
+            return
+        case .reject(let rejected, let status):
+            exchange.call = rejected
+            return answer(exchange) { call, perform in call.responseEnd(status, trailers: [:], perform) }
+        case .serve(let accepted):
+            call = accepted
+        }
+        let deadline = call.timeout.map { loop.now + $0 }
+        let id = exchange.id
+        let inbound = BufferedStream<RPCRequestPart>(
+            highWatermark: .max,
+            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
+            onConsume: { [loop] bytes in
+                guard bytes > 0 else { return }
+                loop.execute { self.messageRead(stream: id, bytes: bytes) }
+            }
+        )
+        exchange.inbound = inbound
+        inbound.yield(.metadata(call.metadata))
+        if let message = call.queryMessage {
+            do {
+                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
+            } catch {
+                inbound.finish(throwing: error)
+            }
+        }
+        exchange.call = call
+        let rpc = ServerRPCStream(
+            descriptor: call.descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(
+                connection: self, stream: id, outbound: exchange.outbound, encoder: call.encoder
+            ))
+        )
+        let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: exchange.cancellation,
+                                             codec: call.codec, requiresNoSideEffects: call.isGet)
+        if let deadline {
+            exchange.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak exchange] in
+                guard let exchange else { return }
+                exchange.deadlineTimer = nil
+                exchange.cancellation.expireDeadline()
+            }
+        }
+        if !accept(rpc, context, exchange.cancellation) {
+            answer(exchange) { call, perform in
+                call.responseEnd(Status(code: .unavailable, message: "the server is shutting down"), trailers: [:], perform)
+            }
+        }
+    }
+
+    private func messageRead(stream id: Int32, bytes: Int) {
+        guard let exchange, exchange.id == id else { return }
+        exchange.unreadBytes -= bytes
+        if exchange.isReadPaused, exchange.unreadBytes <= config.streamWindowBytes {
+            exchange.isReadPaused = false
+            resumeReading()
+        }
+    }
+
+    // MARK: The handler's parts
+
+    func sendResponseHeaders(stream id: Int32, metadata: Metadata) {
+        guard let exchange = current(id) else { return }
+        answer(exchange) { call, perform in call.responseHead(metadata, perform) }
+    }
+
+    func queueMessage(stream id: Int32, encoded: [UInt8]) {
+        guard let exchange = current(id) else { return }
+        answer(exchange) { call, perform in call.responseMessage(encoded, perform) }
+    }
+
+    func sendStatus(stream id: Int32, status: Status, trailers: Metadata) {
+        guard let exchange = current(id) else { return }
+        answer(exchange) { call, perform in call.responseEnd(status, trailers: trailers, perform) }
+    }
+
+    /// The handler ended without a status: the response cannot be completed.
+    func abandon(stream id: Int32) {
+        guard current(id) != nil else { return }
+        close()
+    }
+
+    private func current(_ id: Int32) -> HTTP1Exchange? {
+        guard let exchange, exchange.id == id, exchange.call != nil, !exchange.responseComplete else { return nil }
+        return exchange
+    }
+
+    /// Runs one step of the call's protocol and writes what it produced.
+    private func answer(_ exchange: HTTP1Exchange, _ step: (inout ServerCall, (ResponseAction) -> Void) -> Void) {
+        guard var call = exchange.call else { return }
+        exchange.call = nil
+        step(&call) { perform($0, on: exchange) }
+        exchange.call = call
+        releaseHeldHead(of: exchange)
+        flush()
+    }
+
+    // MARK: Framing
+
+    func perform(_ action: ResponseAction, on exchange: HTTP1Exchange) {
+        switch action {
+        case .head(let head, let endsStream):
+            if endsStream {
+                writeHead(head, framing: .length(0), of: exchange)
+                completeResponse(of: exchange)
+            } else {
+                exchange.heldHead = head
+            }
+        case .body(let bytes):
+            if exchange.heldHead != nil {
+                exchange.heldBody.append(bytes)
+            } else {
+                output.appendBody(bytes, chunked: exchange.bodyIsChunked, outbound: exchange.outbound)
+            }
+        case .end:
+            if let head = exchange.heldHead {
+                exchange.heldHead = nil
+                writeHead(head, framing: .length(exchange.heldBody.reduce(0) { $0 + $1.count }), of: exchange)
+                for body in exchange.heldBody { output.appendBody(body, chunked: false, outbound: exchange.outbound) }
+                exchange.heldBody = []
+            } else if exchange.bodyIsChunked {
+                output.appendLastChunk()
+            }
+            completeResponse(of: exchange)
+        }
+        flush()
+    }
+
+    /// A head still held after a burst starts a body of unknown length.
+    private func releaseHeldHead(of exchange: HTTP1Exchange) {
+        guard let head = exchange.heldHead else { return }
+        exchange.heldHead = nil
+        exchange.bodyIsChunked = exchange.chunked
+        writeHead(head, framing: exchange.chunked ? .chunked : .untilClose, of: exchange)
+        for body in exchange.heldBody { output.appendBody(body, chunked: exchange.bodyIsChunked, outbound: exchange.outbound) }
+        exchange.heldBody = []
+    }
+
+    private func writeHead(_ head: HTTPResponseHead, framing: HTTP1Output.BodyFraming, of exchange: HTTP1Exchange) {
+        exchange.headSent = true
+        var closing = !exchange.keepAlive || closeAfterResponseRequested
+        if case .untilClose = framing { closing = true }
+        if closing { requestCloseAfterResponse() }
+        output.appendHead(head, framing: framing, closing: closing)
+    }
+
+    private func completeResponse(of exchange: HTTP1Exchange) {
+        exchange.responseComplete = true
+        if let timer = exchange.deadlineTimer { _ = loop.cancelTimer(timer) }
+        exchange.deadlineTimer = nil
+        // A body still arriving is read and dropped (up to the body limit) before the next request.
+        if exchange.requestComplete { finishExchange() }
+    }
+
+    /// Ends a call that did not complete: its handler is cancelled and its writer fails.
+    func end(_ exchange: HTTP1Exchange, error: RPCError) {
+        if let timer = exchange.deadlineTimer { _ = loop.cancelTimer(timer) }
+        exchange.deadlineTimer = nil
+        exchange.outbound.close(error)
+        guard !exchange.responseComplete else { return }
+        exchange.inbound?.finish(throwing: error)
+        exchange.cancellation.cancel()
+    }
+}

@@ -1,0 +1,363 @@
+import PitlaneCore
+
+/// One accepted HTTP/1.1 connection (plaintext): gRPC-Web and Connect calls from browsers,
+/// `curl` and Connect clients, one request at a time, keep-alive between them. Pipelined
+/// requests wait, unparsed and bounded, until the response before them is written.
+///
+/// A request past a limit, malformed or ambiguous (both `content-length` and
+/// `transfer-encoding`, two lengths: request smuggling) gets its status and
+/// `connection: close`; the connection then stops writing, reads what the client still
+/// sends for a moment so that the response is not lost to a reset, and closes.
+///
+/// `@unchecked Sendable`: every mutable property is used on `loop` only; handler tasks
+/// reach the connection through `loop.execute`.
+final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, ServerCallConnection, @unchecked Sendable {
+    let socket: Socket
+    let loop: EventLoop
+    let config: HTTP2ServerTransport.Config
+    let peer: String
+    private let limits: HTTP1Limits
+    let protocolSettings: ServerProtocolSettings
+    let accept: HTTP2ServerConnection.Acceptor
+    private let onClose: @Sendable (any ServerConnection) -> Void
+    private let parser: HTTP1Parser
+    var output = HTTP1Output()
+    /// Bytes read after a complete request: the next, pipelined one, parsed once the
+    /// current response is written.
+    private var unparsed: [UInt8] = []
+    /// The request being served.
+    private(set) var exchange: HTTP1Exchange?
+    private var requestsStarted = 0
+    private var phase = Phase.open
+    private var wantsWritable = false
+    private var readingPaused = false
+    /// Closes an idle connection, or one whose request head is slow to arrive.
+    private var waitTimer: EventLoop.TimerID?
+    /// Whether `waitTimer` is running the head timeout (a request has begun).
+    private var waitingForHead = false
+
+    private enum Phase {
+        case open
+        /// Write what is queued, then close (after lingering).
+        case closingAfterWrite
+        /// The write side is shut; reading and discarding until the client closes or the
+        /// linger ends.
+        case lingering
+        case closed
+    }
+
+    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
+         accept: @escaping HTTP2ServerConnection.Acceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+        self.socket = socket
+        self.loop = loop
+        self.config = config
+        self.peer = peer
+        self.accept = accept
+        self.onClose = onClose
+        limits = config.http1
+        protocolSettings = config.protocolSettings
+        parser = HTTP1Parser(maxHeaderBytes: limits.maxHeaderBytes)
+        parser.delegate = self
+    }
+
+    /// Registers the socket; on the loop. Bytes the client sent already are still in it.
+    func start() throws {
+        try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
+        armWait(limits.idleTimeout, forHead: false)
+    }
+
+    /// ``start()``, then the bytes a ``ProtocolSniffer`` read to tell HTTP/1.1 from HTTP/2.
+    func start(receivedAlready bytes: [UInt8]) throws {
+        try start()
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeBytes { received($0) }
+    }
+
+    // MARK: Socket events
+
+    func readable() {
+        let buffer = loop.state.readBuffer
+        while phase != .closed && !readingPaused {
+            let count: Int
+            do {
+                guard let read = try socket.read(into: buffer) else { return }
+                count = read
+            } catch {
+                return close()
+            }
+            guard count > 0 else { return endOfInput() }
+            if phase == .lingering { continue }  // the answer is sent: discard
+            received(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+        }
+    }
+
+    func writable() { flush() }
+
+    func errorOrHangUp() { close() }
+
+    private func endOfInput() {
+        if phase == .open, exchange == nil || exchange?.requestComplete == false {
+            do {
+                try parser.finish()
+            } catch {
+                // A request cut short: nothing to answer, no one to read it.
+            }
+        }
+        // A half-closed client may still read a response that is on its way.
+        if let exchange, exchange.requestComplete, phase == .open {
+            closeAfterResponse = true
+            readingPaused = true
+            updateInterest()
+            return
+        }
+        close()
+    }
+
+    /// Whether to close once the current response is written.
+    private var closeAfterResponse = false
+
+    var closeAfterResponseRequested: Bool { closeAfterResponse }
+
+    func requestCloseAfterResponse() { closeAfterResponse = true }
+
+    /// The response is written (queued) and the request read: on to the next request, or
+    /// close. Runs as its own loop task, never inside a parser callback.
+    func finishExchange() {
+        loop.execute { [self] in
+            guard let exchange, exchange.responseComplete, exchange.requestComplete || closeAfterResponse else { return }
+            self.exchange = nil
+            guard phase == .open else { return }
+            if closeAfterResponse {
+                phase = .closingAfterWrite
+                return flush()
+            }
+            armWait(limits.idleTimeout, forHead: false)
+            parseNext()
+        }
+    }
+
+    /// Reading resumes once the handler has caught up and no pipelined request waits.
+    func resumeReading() {
+        guard readingPaused, phase == .open, unparsed.count <= limits.maxHeaderBytes else { return }
+        readingPaused = false
+        updateInterest()
+        loop.execute { [self] in readable() }
+    }
+
+    // MARK: Parsing
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        if exchange == nil, !waitingForHead {
+            armWait(limits.headTimeout, forHead: true)
+        }
+        guard unparsed.isEmpty, !parser.isPaused else {
+            unparsed.append(contentsOf: bytes)
+            if unparsed.count > limits.maxHeaderBytes {
+                // A pipelined request waits; the socket keeps the rest until it is served.
+                readingPaused = true
+                updateInterest()
+            }
+            return
+        }
+        parse(bytes)
+    }
+
+    /// Parses what is buffered or given, keeping what follows a complete request.
+    private func parse(_ bytes: UnsafeRawBufferPointer) {
+        do {
+            let taken = try parser.parse(bytes)
+            if taken < bytes.count { unparsed.append(contentsOf: bytes[taken...]) }
+        } catch {
+            switch error {
+            case .stopped: return
+            case .requestLineTooLong: reject(414, "the request line exceeds \(limits.maxHeaderBytes) bytes")
+            case .headersTooLarge: reject(431, "the request's headers exceed \(limits.maxHeaderBytes) bytes")
+            case .malformed(let reason): reject(400, "malformed request: \(reason)")
+            }
+        }
+        flush()
+    }
+
+    /// After a response: the next pipelined request, then reading again.
+    private func parseNext() {
+        parser.resume()
+        let pending = unparsed
+        unparsed = []
+        if !pending.isEmpty {
+            pending.withUnsafeBytes { parse($0) }
+        }
+        if exchange?.isReadPaused != true { resumeReading() }
+    }
+
+    func parserReceivedHead(_ received: HTTP1Parser.RequestHead) -> Bool {
+        cancelWait()
+        let head = received.head
+        if received.contentLengthCount > 1 || (received.contentLengthCount > 0 && received.hasTransferEncoding) {
+            return reject(400, "a request may not carry two lengths (content-length with transfer-encoding, or twice)")
+        }
+        if let encoding = head.header("transfer-encoding"), encoding.lowercased() != "chunked" {
+            return reject(501, "transfer-encoding \(encoding) is not supported")
+        }
+        guard received.version.major == 1 else { return reject(505, "HTTP/\(received.version.major) is not served here") }
+        if received.version.minor >= 1, head.header("host") == nil { return reject(400, "an HTTP/1.1 request needs a host header") }
+        if let length = head.header("content-length").flatMap(Int.init), length > limits.maxBodyBytes {
+            return reject(413, "the request body of \(length) bytes exceeds \(limits.maxBodyBytes)")
+        }
+        requestsStarted += 1
+        let exchange = HTTP1Exchange(
+            id: Int32(truncatingIfNeeded: requestsStarted), outboundHighWatermark: config.streamWindowBytes,
+            keepAlive: received.keepAlive && requestsStarted < limits.maxRequestsPerConnection,
+            chunked: received.version.minor >= 1
+        )
+        self.exchange = exchange
+        if head.header("expect")?.lowercased() == "100-continue" { output.append("HTTP/1.1 100 Continue\r\n\r\n") }
+        startRPC(head, exchange)
+        return phase == .open
+    }
+
+    func parserReceivedBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let exchange else { return true }
+        exchange.bodyBytes += bytes.count
+        guard exchange.bodyBytes <= limits.maxBodyBytes else {
+            return reject(413, "the request body exceeds \(limits.maxBodyBytes) bytes")
+        }
+        guard var call = exchange.call, let inbound = exchange.inbound else { return true }
+        exchange.call = nil  // one reference: the body grows in place
+        do {
+            try call.appendBody(bytes)
+            while let message = try call.nextMessage() {
+                exchange.unreadBytes += message.bytes.count + 5
+                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes))
+            }
+        } catch {
+            inbound.finish(throwing: error)
+        }
+        exchange.call = call
+        if exchange.unreadBytes > config.streamWindowBytes, !exchange.isReadPaused {
+            // TCP's own flow control holds the client until the handler reads.
+            exchange.isReadPaused = true
+            readingPaused = true
+            updateInterest()
+        }
+        return true
+    }
+
+    func parserCompletedRequest() {
+        guard let exchange else { return }
+        exchange.requestComplete = true
+        if var call = exchange.call, let inbound = exchange.inbound {
+            do {
+                if let message = try call.finishBody() {
+                    inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
+                }
+                inbound.finish()
+            } catch {
+                inbound.finish(throwing: error)
+            }
+            exchange.call = call
+        }
+        if exchange.responseComplete { finishExchange() }
+    }
+
+    /// Answers a request that cannot be served with `status` and closes. Returns false, for
+    /// the parser callbacks that call it: parsing stops.
+    @discardableResult
+    private func reject(_ status: Int, _ reason: String) -> Bool {
+        guard phase == .open else { return false }
+        if let exchange {
+            end(exchange, error: RPCError(code: .cancelled, message: "the request was rejected: \(reason)"))
+            self.exchange = nil
+            if exchange.headSent {
+                // A response is on its way already: it cannot be replaced, only cut short.
+                close()
+                return false
+            }
+        }
+        let body = Array((reason + "\n").utf8)
+        output.appendHead(HTTPResponseHead(status: status, headers: [("content-type", "text/plain")]), framing: .length(body.count), closing: true)
+        output.appendBody(body, chunked: false, outbound: nil)
+        phase = .closingAfterWrite
+        flush()
+        return false
+    }
+
+    // MARK: Writing
+
+    func flush() {
+        guard phase != .closed, phase != .lingering else { return }
+        do {
+            let remaining = try output.write(to: socket)
+            if remaining != wantsWritable {
+                wantsWritable = remaining
+                updateInterest()
+            }
+            if !remaining, phase == .closingAfterWrite { linger() }
+        } catch {
+            close()
+        }
+    }
+
+    private func updateInterest() {
+        guard phase != .closed else { return }
+        do {
+            try loop.setInterest(socket.fileDescriptor, readable: !readingPaused || phase == .lingering, writable: wantsWritable)
+        } catch {
+            close()
+        }
+    }
+
+    /// Stops writing and reads what the client still sends, for a moment, so that the
+    /// kernel does not answer it with a reset that could destroy the response.
+    private func linger() {
+        phase = .lingering
+        try? socket.shutdownWrite()
+        readingPaused = false
+        updateInterest()
+        armWait(Self.lingerTime, forHead: false)
+    }
+
+    static let lingerTime: Duration = .seconds(2)
+
+    // MARK: Timers
+
+    private func armWait(_ delay: Duration, forHead: Bool) {
+        cancelWait()
+        waitingForHead = forHead
+        waitTimer = loop.scheduleTimer(after: delay) { [weak self] in
+            guard let self else { return }
+            self.waitTimer = nil
+            if self.waitingForHead && self.phase == .open {
+                self.reject(408, "the request's head did not arrive within \(self.limits.headTimeout)")
+            } else {
+                self.close()
+            }
+        }
+    }
+
+    private func cancelWait() {
+        if let waitTimer { _ = loop.cancelTimer(waitTimer) }
+        waitTimer = nil
+        waitingForHead = false
+    }
+
+    // MARK: Closing
+
+    /// Closes the socket; a call in progress is cancelled.
+    func close() {
+        guard phase != .closed else { return }
+        phase = .closed
+        cancelWait()
+        loop.deregister(socket.fileDescriptor)
+        socket.close()
+        if let exchange { end(exchange, error: RPCError(code: .unavailable, message: "the connection closed")) }
+        exchange = nil
+        onClose(self)
+    }
+
+    /// Serves the request in progress, then closes; closes at once when idle.
+    func drain() {
+        guard phase == .open else { return }
+        guard exchange != nil else { return close() }
+        closeAfterResponse = true
+    }
+}
