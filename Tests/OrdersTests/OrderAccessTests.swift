@@ -215,4 +215,17 @@ struct OrdersGrpcioTests {
             #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
         }
     }
+
+    @Test("The Connect runtime for Python tracks an order over Connect and gRPC-Web, HTTP/1.1 and HTTP/2")
+    func webClients() async throws {
+        try await OrdersServer.with { server in
+            let python = OrdersServer.root.appending(path: ".venv/bin/python").path
+            let (status, output) = try await runProcess(python, [
+                OrdersServer.root.appending(path: "Tests/Peers/web_peer.py").path,
+                "--port", String(server.port), "--service", "orders",
+                "--protos", OrdersServer.root.appending(path: "Protos").path,
+            ])
+            #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
+        }
+    }
 }

@@ -15,11 +15,11 @@ struct SwiftKartServerTests {
     static let server = root.appending(path: ".build/debug/swiftkart-server").path
 
     /// Runs `body` against a fresh server on a database in a temporary directory.
-    func withServer<T: Sendable>(database: String? = nil, speed: Double = 40,
+    func withServer<T: Sendable>(database: String? = nil, speed: Double = 40, arguments: [String] = [],
                                  _ body: (ServerProcess, SwiftKartService.Client<HTTP2ClientTransport>) async throws -> T) async throws -> T {
         let directory = try TemporaryDirectory()
         let path = database ?? directory.path + "/swiftkart.sqlite"
-        let process = try await ServerProcess.start(Self.server, ["--port", "0", "--database", path, "--speed", String(speed)])
+        let process = try await ServerProcess.start(Self.server, ["--port", "0", "--database", path, "--speed", String(speed)] + arguments)
         do {
             let result = try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: process.port))) {
                 try await body(process, SwiftKartService.Client(wrapping: $0))
@@ -163,6 +163,19 @@ struct SwiftKartServerTests {
                 "--port", String(process.port),
                 "--protos", Self.root.appending(path: "Protos").path,
                 "--health-proto", Self.root.appending(path: "Sources/PitlaneHealth").path,
+            ])
+            #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
+        }
+    }
+
+    @Test("The Connect runtime for Python, httpx and curl call it over HTTP/1.1 and HTTP/2: Connect (proto, JSON, GET), gRPC-Web (binary, text), CORS")
+    func webClients() async throws {
+        try await withServer(speed: 40, arguments: ["--cors-origins", "https://app.example"]) { process, _ in
+            let python = Self.root.appending(path: ".venv/bin/python").path
+            let (status, output) = try await runProcess(python, [
+                Self.root.appending(path: "Tests/Peers/web_peer.py").path,
+                "--port", String(process.port), "--service", "swiftkart",
+                "--protos", Self.root.appending(path: "Protos").path,
             ])
             #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
         }
