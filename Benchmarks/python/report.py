@@ -125,6 +125,23 @@ def grpc(rows):
         print(f"own client against own server, {case}: " +
               ", ".join(f"{impl} {value:,.0f}" for impl, value in own.items() if value is not None) +
               f" {unit}" + (f" (pitlane÷C++ {ratio:.2f})" if ratio else ""))
+    # One port, every protocol: Pitlane's unary rate over gRPC-Web and Connect against its
+    # gRPC rate in the same runs (h2load; HTTP/1.1 rows with one request in flight per connection).
+    grpc_rate = figure("pitlane", "unary c=4 m=32", "rps")
+    print(f"{'protocol (pitlane, unary)':<30} {'unit':<8} {'rate':>10} {'÷ gRPC c=4 m=32':>16}")
+    for label, case in (("gRPC-Web, HTTP/2 c=4 m=32", "grpc-web c=4 m=32"), ("Connect proto, HTTP/2 c=4 m=32", "connect proto c=4 m=32"),
+                        ("Connect JSON, HTTP/2 c=4 m=32", "connect json c=4 m=32"), ("Connect proto, HTTP/1.1 c=4", "connect proto HTTP/1.1 c=4"),
+                        ("Connect JSON, HTTP/1.1 c=4", "connect json HTTP/1.1 c=4")):
+        rate = figure("pitlane", case, "rps")
+        ratio = f"{rate / grpc_rate:.2f}" if rate and grpc_rate else "-"
+        print(f"{label:<30} {'req/s':<8} {f'{rate:,.0f}' if rate else '-':>10} {ratio:>16}")
+    # A/B against an earlier build (PITLANE_BASE_SERVER): gRPC's unary rate may not fall by more than 3 %.
+    for case in ("unary c=1 m=1", "unary c=4 m=32"):
+        now, before = figure("pitlane", case, "rps"), figure("pitlane-base", case, "rps")
+        if now and before:
+            change = now / before - 1
+            print(f"A/B {case}: this build {now:,.0f} req/s, base {before:,.0f} ({change:+.1%}) "
+                  f"{'met' if change >= -0.03 else 'SHORT'} (no more than 3 % lower)")
     # Other work on the machine moves every figure; the table says how busy it was.
     for row in rows:
         if row["case"] == "load":

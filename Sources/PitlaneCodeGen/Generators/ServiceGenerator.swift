@@ -191,7 +191,7 @@ struct ServiceGenerator {
         out.block("\(access)func \(method.swiftName)<Result: Sendable>(request: \(requestType), \(options), onResponse handleResponse: \(handler)) async throws -> Result {") { out in
             out.line("try await client.\(kind)(")
             out.line("    request: request, descriptor: \(descriptor(method)),")
-            out.line("    serializer: \(core)ProtobufSerializer<\(method.input)>(), deserializer: \(core)ProtobufDeserializer<\(method.output)>(),")
+            out.line("    serializer: \(core)CodecSerializer<\(method.input)>(client.messageCodec), deserializer: \(core)CodecDeserializer<\(method.output)>(client.messageCodec),")
             out.line("    options: options, onResponse: handleResponse")
             out.line(")")
         }

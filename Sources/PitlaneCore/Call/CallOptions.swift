@@ -19,6 +19,9 @@ public struct CallOptions: Sendable {
     public var messageCompression: MessageCompressionControl?
     /// Retry or hedge; nil to use the service config's.
     public var executionPolicy: MethodConfig.ExecutionPolicy?
+    /// The RPC's kind, which ``GRPCClient`` sets from the method it calls: transports whose
+    /// protocol frames calls by kind (Connect sends unary calls as plain POSTs) read it.
+    public var rpcKind = RPCKind.bidirectionalStreaming
 
     public init() {}
 

@@ -9,6 +9,14 @@ public enum MessageCodec: String, Sendable, Hashable {
     case json
 }
 
+/// Whether each side of an RPC sends one message or a stream of them.
+public enum RPCKind: Sendable, Hashable {
+    case unary
+    case clientStreaming
+    case serverStreaming
+    case bidirectionalStreaming
+}
+
 /// A method's `option idempotency_level` (google.protobuf.MethodOptions): Connect serves a
 /// `NO_SIDE_EFFECTS` method over HTTP GET as well as POST, so its responses can be cached.
 public enum IdempotencyLevel: Sendable, Hashable {
@@ -41,5 +49,32 @@ public struct JSONDeserializer<Message: PitlaneProtobuf.Message>: MessageDeseria
         } catch {
             throw RPCError(code: .invalidArgument, message: "cannot read \(Message.protoMessageName) from JSON: \(error)")
         }
+    }
+}
+
+/// Generated messages in the codec the client's transport speaks: binary, or JSON (a
+/// Connect transport configured for it). Generated clients use it.
+public struct CodecSerializer<Message: PitlaneProtobuf.Message>: MessageSerializer {
+    public let codec: MessageCodec
+
+    public init(_ codec: MessageCodec) {
+        self.codec = codec
+    }
+
+    public func serialize(_ message: Message) throws -> [UInt8] {
+        codec == .json ? try JSONSerializer<Message>().serialize(message) : try ProtobufSerializer<Message>().serialize(message)
+    }
+}
+
+/// The deserializing half of ``CodecSerializer``.
+public struct CodecDeserializer<Message: PitlaneProtobuf.Message>: MessageDeserializer {
+    public let codec: MessageCodec
+
+    public init(_ codec: MessageCodec) {
+        self.codec = codec
+    }
+
+    public func deserialize(_ bytes: [UInt8]) throws -> Message {
+        codec == .json ? try JSONDeserializer<Message>().deserialize(bytes) : try ProtobufDeserializer<Message>().deserialize(bytes)
     }
 }

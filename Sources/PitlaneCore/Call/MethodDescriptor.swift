@@ -30,11 +30,14 @@ public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses `/package.Service/Method` (or without the leading slash).
     public init?(path: String) {
-        var trimmed = Substring(path)
-        if trimmed.hasPrefix("/") { trimmed = trimmed.dropFirst() }
-        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
-        self.init(fullyQualifiedService: String(parts[0]), method: String(parts[1]))
+        // Byte by byte: this runs for every request a server receives.
+        var bytes = path.utf8[...]
+        if bytes.first == UInt8(ascii: "/") { bytes = bytes.dropFirst() }
+        guard let slash = bytes.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let service = bytes[..<slash]
+        let method = bytes[bytes.index(after: slash)...]
+        guard !service.isEmpty, !method.isEmpty, !method.contains(UInt8(ascii: "/")) else { return nil }
+        self.init(fullyQualifiedService: String(decoding: service, as: UTF8.self), method: String(decoding: method, as: UTF8.self))
     }
 
     /// `package.Service/Method`.

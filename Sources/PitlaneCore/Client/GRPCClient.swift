@@ -83,11 +83,24 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
 
     // MARK: RPCs
 
+    /// How the transport writes messages: generated clients serialize to match.
+    public var messageCodec: MessageCodec { transport.messageCodec }
+
     /// A bidirectional-streaming RPC; every other kind is a special case of it.
     public func bidirectionalStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
         request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
         serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
         options: CallOptions = .defaults,
+        onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await run(request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+                      options: options.with { $0.rpcKind = .bidirectionalStreaming }, onResponse: handleResponse)
+    }
+
+    private func run<Request: Sendable, Response: Sendable, Result: Sendable>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions,
         onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
         try enterRPC()
@@ -105,9 +118,9 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults,
         onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await bidirectionalStreaming(
+        try await run(
             request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
-            deserializer: deserializer, options: options, onResponse: handleResponse
+            deserializer: deserializer, options: options.with { $0.rpcKind = .serverStreaming }, onResponse: handleResponse
         )
     }
 
@@ -118,7 +131,17 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults,
         onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await bidirectionalStreaming(
+        try await collecting(request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+                             options: options.with { $0.rpcKind = .clientStreaming }, onResponse: handleResponse)
+    }
+
+    private func collecting<Request: Sendable, Response: Sendable, Result: Sendable>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions,
+        onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await run(
             request: request, descriptor: descriptor, serializer: serializer,
             deserializer: deserializer, options: options
         ) { response in
@@ -133,9 +156,9 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults,
         onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await clientStreaming(
+        try await collecting(
             request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
-            deserializer: deserializer, options: options, onResponse: handleResponse
+            deserializer: deserializer, options: options.with { $0.rpcKind = .unary }, onResponse: handleResponse
         )
     }
 }

@@ -18,10 +18,15 @@ public protocol ClientTransport: Sendable {
 
     /// The time the client's deadlines, retry backoff and hedging delays run on.
     var timeSource: TimeSource { get }
+
+    /// How the transport writes messages; generated clients serialize to match.
+    var messageCodec: MessageCodec { get }
 }
 
 extension ClientTransport {
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? { nil }
 
     public var timeSource: TimeSource { .continuous }
+
+    public var messageCodec: MessageCodec { .protobuf }
 }

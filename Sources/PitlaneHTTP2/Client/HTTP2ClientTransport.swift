@@ -64,6 +64,12 @@ public final class HTTP2ClientTransport: ClientTransport {
 
     /// Limits, timing and backoff; every value documented with its default.
     public struct Config: Sendable {
+        /// The protocol calls speak: gRPC (default), gRPC-Web (a service behind Envoy's filter,
+        /// say) or Connect (a connect-go service). Pitlane servers speak all three.
+        public var wireProtocol = ClientWireProtocol.grpc
+        /// How messages are written: binary (default), or Protocol Buffers' JSON mapping
+        /// (Connect's `json` codec; the generated clients serialize to match).
+        public var codec = MessageCodec.protobuf
         /// The largest response message accepted, in bytes. Default 4 MiB.
         public var maxMessageBytes = 4 * 1024 * 1024
         /// Each stream's flow-control window, in bytes. Default 64 KiB.
@@ -165,6 +171,8 @@ public final class HTTP2ClientTransport: ClientTransport {
 
     public var timeSource: TimeSource { config.timeSource }
 
+    public var messageCodec: MessageCodec { config.codec }
+
     public func connect() async throws {
         await gate.waitUntilDrained()
         let all = subchannels.withLock { subchannels in
@@ -235,7 +243,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         try gate.open()
         defer { gate.close() }
         let binding = ConnectionBinding(try await readyConnection(waitForReady: options.waitForReady ?? false))
-        let stream = ClientStream(descriptor: descriptor, maxMessageBytes: config.maxMessageBytes, outboundHighWatermark: config.streamWindowBytes)
+        let call = ClientCall(protocol: config.wireProtocol, codec: config.codec, kind: options.rpcKind,
+                              compression: options.compression.flatMap { $0 == .none ? nil : $0 }, maxMessageBytes: config.maxMessageBytes)
+        let stream = ClientStream(descriptor: descriptor, call: call, outboundHighWatermark: config.streamWindowBytes)
         stream.inbound = BufferedStream(
             highWatermark: .max,
             sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
@@ -247,8 +257,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         let rpc = ClientRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: stream.inbound),
             outbound: .init(wrapping: ClientStreamWriter(
-                binding: binding, stream: stream, timeout: options.timeout,
-                compression: options.compression.flatMap { $0 == .none ? nil : $0 },
+                binding: binding, stream: stream, timeout: options.timeout, encoder: call.encoder,
                 reconnect: { [self] in try await self.readyConnection(waitForReady: false) }
             ))
         )

@@ -1,15 +1,20 @@
 import PitlaneCore
 
-/// Splits the bytes of DATA frames into gRPC messages: each is a compressed flag, a 4-byte
-/// big-endian length and that many bytes, and may span frames or share one with others.
+/// Splits a body into enveloped messages (gRPC's, gRPC-Web's and Connect's): each is a flags
+/// byte, a 4-byte big-endian length and that many bytes, and may span frames or share one
+/// with others.
 struct MessageDeframer {
     /// The largest message accepted; a longer length prefix fails at once, before buffering.
     let maxMessageBytes: Int
+    /// The flag bits the protocol defines in this direction: 0x01 compressed everywhere;
+    /// 0x80 gRPC-Web trailers, 0x02 Connect's end of stream, in responses.
+    let acceptedFlags: UInt8
     private var buffer: [UInt8] = []
     private var consumed = 0
 
-    init(maxMessageBytes: Int) {
+    init(maxMessageBytes: Int, acceptedFlags: UInt8 = 0x01) {
         self.maxMessageBytes = maxMessageBytes
+        self.acceptedFlags = acceptedFlags
     }
 
     /// Bytes held for a message not yet complete.
@@ -23,12 +28,12 @@ struct MessageDeframer {
         buffer.append(contentsOf: bytes)
     }
 
-    /// The next complete message and whether it is compressed, or nil until more bytes come.
-    mutating func next() throws -> (compressed: Bool, bytes: [UInt8])? {
+    /// The next complete message and its flags, or nil until more bytes come.
+    mutating func next() throws -> (flags: UInt8, bytes: [UInt8])? {
         guard bufferedBytes >= 5 else { return nil }
         let flag = buffer[consumed]
-        guard flag <= 1 else {
-            throw RPCError(code: .internal, message: "invalid gRPC message flag \(flag)")
+        guard flag & ~acceptedFlags == 0 else {
+            throw RPCError(code: .internal, message: "invalid message flags \(flag)")
         }
         let length = Int(buffer[consumed + 1]) << 24 | Int(buffer[consumed + 2]) << 16
             | Int(buffer[consumed + 3]) << 8 | Int(buffer[consumed + 4])
@@ -46,7 +51,7 @@ struct MessageDeframer {
             buffer.removeFirst(consumed)
             consumed = 0
         }
-        return (flag == 1, message)
+        return (flag, message)
     }
 }
 

@@ -28,7 +28,12 @@ extension Metadata {
 }
 
 extension Substring {
-    func trimmingCharacters(in characters: Character) -> String {
-        String(drop { $0 == characters }.reversed().drop { $0 == characters }.reversed())
+    /// Without `character` at either end; ASCII characters only (the header grammar's).
+    func trimmingCharacters(in character: Character) -> String {
+        guard let byte = character.asciiValue else { return String(self) }
+        var view = utf8[...]
+        while view.first == byte { view = view.dropFirst() }
+        while view.last == byte { view = view.dropLast() }
+        return String(decoding: view, as: UTF8.self)
     }
 }

@@ -9,123 +9,78 @@ final class ClientStream: @unchecked Sendable {
     let descriptor: MethodDescriptor
     var id: Int32?
     var headers: [(name: String, value: String)] = []
-    var receivedResponseHeaders = false
-    var deframer: MessageDeframer
+    /// The RPC as the client's protocol (gRPC, gRPC-Web, Connect) frames it.
+    var call: ClientCall
     var inbound: BufferedStream<RPCResponsePart>!
     let outbound: StreamOutbound
     var pendingData = PendingData()
     var requestEnded = false
     var dataDeferred = false
     var window = InboundWindow()
-    /// The response's `grpc-encoding`, nil for identity.
-    var responseCompression: CompressionAlgorithm?
-    let maxMessageBytes: Int
-    private var finished = false
+    private var failed = false
 
-    init(descriptor: MethodDescriptor, maxMessageBytes: Int, outboundHighWatermark: Int) {
+    init(descriptor: MethodDescriptor, call: ClientCall, outboundHighWatermark: Int) {
         self.descriptor = descriptor
-        self.maxMessageBytes = maxMessageBytes
-        deframer = MessageDeframer(maxMessageBytes: maxMessageBytes)
+        self.call = call
         outbound = StreamOutbound(highWatermark: outboundHighWatermark)
     }
 
-    /// Response headers, or trailers: the first HEADERS frame carries metadata (or, ending the
-    /// stream, the status alone); a later one carries the status.
+    private var finished: Bool { failed || call.isEnded }
+
+    /// Response headers or trailers, collected in `headers`.
     func receivedHeaders(endStream: Bool) {
         guard !finished else { return }
-        if !receivedResponseHeaders {
-            receivedResponseHeaders = true
-            if let httpStatus = value(":status"), httpStatus != "200" {
-                return finish(.status(Self.status(forHTTP: httpStatus), [:]))
-            }
-            if !endStream {
-                guard value("content-type")?.hasPrefix("application/grpc") == true else {
-                    return finish(.status(Status(code: .unknown, message: "the response is not gRPC (content-type \(value("content-type") ?? "none"))"), [:]))
-                }
-                if let encoding = value("grpc-encoding"), encoding != "identity" {
-                    guard let algorithm = CompressionAlgorithm(name: encoding) else {
-                        return finish(.status(Status(code: .internal, message: "the server used grpc-encoding \(encoding), which was not offered"), [:]))
-                    }
-                    responseCompression = algorithm
-                }
-                inbound.yield(.metadata(metadata()))
-                return
-            }
-        }
-        finish(.status(status(), metadata()))
+        let fields = headers
+        headers = []
+        call.receivedHeaders(fields, endStream: endStream) { emit($0) }
     }
 
     /// Frames received DATA into messages; returns bytes of window to give back at once.
     func receivedData(_ data: UnsafeRawBufferPointer) -> Int {
         window.received(data.count)
         guard !finished else { return 0 }
-        deframer.append(data)
         do {
-            while let message = try deframer.next() {
-                window.completed(messageOfSize: message.bytes.count + 5)
-                var bytes = message.bytes
-                if message.compressed {
-                    guard let algorithm = responseCompression else {
-                        throw RPCError(code: .internal, message: "a compressed message arrived without grpc-encoding")
-                    }
-                    bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: maxMessageBytes)
-                }
-                inbound.yield(.message(bytes, message.compressed ? .compressed : []))
+            try call.receivedData(data) { part in
+                if case .message(let bytes, _) = part { window.completed(messageOfSize: bytes.count + 5) }
+                emit(part)
             }
         } catch {
             fail(RPCError.from(error))
         }
-        return window.returnPartial(buffered: deframer.bufferedBytes)
+        return window.returnPartial(buffered: call.bufferedBytes)
     }
 
-    /// END_STREAM without trailers.
+    /// END_STREAM on a DATA frame.
     func receivedEnd() {
         guard !finished else { return }
-        fail(RPCError(code: .internal, message: "the server ended the stream without a status"))
+        call.receivedEnd { emit($0) }
     }
 
     func fail(_ error: RPCError) {
         outbound.close(error)
         guard !finished else { return }
-        finished = true
+        failed = true
         inbound.finish(throwing: error)
     }
 
-    private func finish(_ part: RPCResponsePart) {
-        finished = true
+    private func emit(_ part: RPCResponsePart) {
         inbound.yield(part)
-        inbound.finish()
-        outbound.close(RPCError(code: .cancelled, message: "the RPC has ended"))
-    }
-
-    private func value(_ name: String) -> String? {
-        headers.first { $0.name == name }?.value
-    }
-
-    private func metadata() -> Metadata {
-        var metadata = Metadata()
-        for header in headers { metadata.addHeaderField(name: header.name, value: header.value) }
-        return metadata
-    }
-
-    private func status() -> Status {
-        guard let text = value("grpc-status"), let number = Int(text), let code = Status.Code(rawValue: number) else {
-            return Status(code: .unknown, message: "the server sent no valid grpc-status")
+        if case .status = part {
+            inbound.finish()
+            outbound.close(RPCError(code: .cancelled, message: "the RPC has ended"))
         }
-        return Status(code: code, message: value("grpc-message").map(PercentEncoding.decode) ?? "")
     }
 
     /// gRPC's mapping of HTTP statuses for responses that are not gRPC.
-    static func status(forHTTP text: String) -> Status {
-        let code: Status.Code = switch text {
-        case "400": .internal
-        case "401": .unauthenticated
-        case "403": .permissionDenied
-        case "404": .unimplemented
-        case "429", "502", "503", "504": .unavailable
+    static func code(forHTTP status: Int) -> Status.Code {
+        switch status {
+        case 400: .internal
+        case 401: .unauthenticated
+        case 403: .permissionDenied
+        case 404: .unimplemented
+        case 429, 502, 503, 504: .unavailable
         default: .unknown
         }
-        return Status(code: code, message: "HTTP status \(text)")
     }
 }
 
@@ -150,8 +105,8 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
     let binding: ConnectionBinding
     let stream: ClientStream
     let timeout: Duration?
-    /// Request messages are compressed with this, when set.
-    let compression: CompressionAlgorithm?
+    /// Frames (and compresses) request messages for the call's protocol.
+    let encoder: RequestMessageEncoder
     /// Finds another ready connection when the first went away before the stream started.
     let reconnect: @Sendable () async throws -> HTTP2ClientConnection
 
@@ -170,7 +125,7 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
             }
         case .message(let bytes, let flags):
             let connection = binding.connection
-            let framed = try MessageFramer.frame(bytes, compression: flags.contains(.noCompression) ? nil : compression)
+            let framed = try encoder.encode(bytes, flags: flags)
             try await stream.outbound.enqueue(framed.count) {
                 connection.loop.execute { connection.queueData(stream, framed: framed) }
             }
@@ -184,10 +139,10 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
         for _ in 0..<2 {
             let connection = binding.connection
             let started = OneShot<Bool>()
-            let (timeout, compression) = (self.timeout, self.compression)
+            let timeout = self.timeout
             try await stream.outbound.enqueue(0) {
                 connection.loop.execute {
-                    started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout, compression: compression))
+                    started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout))
                 }
             }
             if try await started.value() { return }

@@ -259,16 +259,12 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Submits the request headers for `stream`. Returns false, touching nothing, when the
     /// connection is no longer ready (a GOAWAY arrived first): the caller may open the stream
     /// on another connection, since nothing of it has left.
-    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?, compression: CompressionAlgorithm?) -> Bool {
+    func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?) -> Bool {
         guard phase == .ready else { return false }
         var headers = [
-            (":method", "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
-            ("content-type", "application/grpc"), ("te", "trailers"), ("user-agent", "grpc-swift-pitlane/0.1"),
-            ("grpc-accept-encoding", MessageCompression.acceptEncoding),
+            (name: ":method", value: "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
         ]
-        if let timeout { headers.append(("grpc-timeout", GRPCTimeout.format(timeout))) }
-        if let compression { headers.append(("grpc-encoding", compression.name)) }
-        headers += metadata.headerFields
+        headers += stream.call.requestHeaders(metadata: metadata, timeout: timeout)
         do {
             let id = try session.submitRequest(headers: headers)
             stream.id = id

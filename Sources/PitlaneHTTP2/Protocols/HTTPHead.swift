@@ -12,7 +12,7 @@ struct HTTPRequestHead {
 
     /// The path without its query, and the query's `name=value` pairs, percent-decoded.
     var pathAndQuery: (path: Substring, query: [(name: String, value: [UInt8])]) {
-        guard let mark = path.firstIndex(of: "?") else { return (path[...], []) }
+        guard let mark = path.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (path[...], []) }
         let query = path[path.index(after: mark)...].split(separator: "&").map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (String(decoding: URLQuery.decode(parts[0]), as: UTF8.self), URLQuery.decode(parts.count > 1 ? parts[1] : ""))

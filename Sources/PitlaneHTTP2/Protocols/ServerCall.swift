@@ -33,7 +33,7 @@ struct ServerCall {
     /// How the handler's messages are framed; handed to its writer.
     private(set) var encoder: ResponseMessageEncoder
     private(set) var requestCompression: CompressionAlgorithm?
-    private(set) var body: RequestBodyDecoder
+    private(set) var body: MessageBodyDecoder
     /// Connect GET: the request message, from the query.
     private(set) var queryMessage: [UInt8]?
     private let requestContentType: String?
@@ -70,7 +70,7 @@ struct ServerCall {
             return .respond(HTTPResponseHead(status: 505, headers: [("content-type", "text/plain")]), body: Array(text.utf8))
         }
         let (path, query) = head.pathAndQuery
-        guard let descriptor = MethodDescriptor(path: String(path)) else {
+        guard let descriptor = MethodDescriptor(path: query.isEmpty ? head.path : String(path)) else {
             return .respond(HTTPResponseHead(status: 404, headers: []), body: [])
         }
         var codec = bodyCodec
@@ -94,7 +94,12 @@ struct ServerCall {
         self.descriptor = descriptor
         requestContentType = head.header("content-type")
         corsHeaders = (settings.cors, head.header("origin"))
-        body = RequestBodyDecoder(wire: wire, maxMessageBytes: settings.maxMessageBytes)
+        let layout: MessageBodyDecoder.Layout = switch wire {
+        case .grpcWeb(text: true): .base64Envelopes
+        case .connectUnary: .wholeBody
+        case .grpc, .grpcWeb, .connectStreaming: .envelopes(acceptedFlags: 0x01)
+        }
+        body = MessageBodyDecoder(layout, maxMessageBytes: settings.maxMessageBytes)
         encoder = ResponseMessageEncoder(wire: wire, compression: nil)
     }
 
@@ -130,8 +135,10 @@ struct ServerCall {
             }
             requestCompression = algorithm
         }
-        let accepted = (head.header(headers.accept) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " ") }
-        let responseCompression = settings.responseCompression.flatMap { accepted.contains($0.name) ? $0 : nil }
+        let responseCompression = settings.responseCompression.flatMap { algorithm in
+            let accepted = (head.header(headers.accept) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: " ") }
+            return accepted.contains(algorithm.name) ? algorithm : nil
+        }
         encoder = ResponseMessageEncoder(wire: wire, compression: responseCompression)
         for header in head.headers where !Self.isProtocolHeader(header.name) {
             metadata.addHeaderField(name: header.name, value: header.value)
@@ -177,7 +184,9 @@ struct ServerCall {
     }
 
     mutating func appendBody(_ bytes: UnsafeRawBufferPointer) throws { try body.append(bytes) }
-    mutating func nextMessage() throws -> (compressed: Bool, bytes: [UInt8])? { try body.next() }
+    mutating func nextMessage() throws -> (compressed: Bool, bytes: [UInt8])? {
+        try body.next().map { ($0.flags & 0x01 != 0, $0.bytes) }
+    }
     /// The request's end: a unary body's message (a GET's came from its query).
     mutating func finishBody() throws -> [UInt8]? {
         let message = try body.finish()

@@ -48,19 +48,25 @@ enum WireProtocol: Equatable, Sendable {
     static func identify(method: String, contentType: String?) -> (WireProtocol, MessageCodec)? {
         if method == "GET" { return (.connectUnary(get: true), .protobuf) }  // the codec is in the query
         guard let contentType else { return nil }
-        // Parameters (`; charset=utf-8`) do not change the protocol.
-        let type = contentType.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " ").lowercased() } ?? ""
-        switch type {
-        case "application/grpc", "application/grpc+proto": return (.grpc, .protobuf)
-        case "application/grpc-web", "application/grpc-web+proto": return (.grpcWeb(text: false), .protobuf)
-        case "application/grpc-web-text", "application/grpc-web-text+proto": return (.grpcWeb(text: true), .protobuf)
-        case "application/proto": return (.connectUnary(get: false), .protobuf)
-        case "application/json": return (.connectUnary(get: false), .json)
-        case "application/connect+proto": return (.connectStreaming, .protobuf)
-        case "application/connect+json": return (.connectStreaming, .json)
-        default: return nil
-        }
+        if let known = contentTypes[contentType] { return known }
+        // Parameters (`; charset=utf-8`) and case do not change the protocol.
+        var type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+        while type.last == UInt8(ascii: " ") { type = type.dropLast() }
+        return contentTypes[String(decoding: type, as: UTF8.self).lowercased()]
     }
+
+    private static let contentTypes: [String: (WireProtocol, MessageCodec)] = [
+        "application/grpc": (.grpc, .protobuf),
+        "application/grpc+proto": (.grpc, .protobuf),
+        "application/grpc-web": (.grpcWeb(text: false), .protobuf),
+        "application/grpc-web+proto": (.grpcWeb(text: false), .protobuf),
+        "application/grpc-web-text": (.grpcWeb(text: true), .protobuf),
+        "application/grpc-web-text+proto": (.grpcWeb(text: true), .protobuf),
+        "application/proto": (.connectUnary(get: false), .protobuf),
+        "application/json": (.connectUnary(get: false), .json),
+        "application/connect+proto": (.connectStreaming, .protobuf),
+        "application/connect+json": (.connectStreaming, .json),
+    ]
 
     /// The response's `content-type`.
     func responseContentType(codec: MessageCodec, requested: String?) -> String {

@@ -11,7 +11,7 @@ public struct JSONReader {
     public let options: JSONDecodingOptions
     @usableFromInline var depth = 0
 
-    init(bytes: [UInt8], options: JSONDecodingOptions) {
+    public init(bytes: [UInt8], options: JSONDecodingOptions = .init()) {
         self.bytes = bytes
         self.options = options
     }

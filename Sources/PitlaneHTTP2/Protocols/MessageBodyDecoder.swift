@@ -1,9 +1,17 @@
 import PitlaneCore
 
-/// Turns a request body into messages, whichever protocol framed it: 5-byte envelopes
-/// (gRPC, gRPC-Web, Connect streaming), base64 of envelopes (gRPC-Web text), or the whole
-/// body as one message (Connect unary).
-struct RequestBodyDecoder {
+/// Turns a request or response body into messages, whichever protocol framed it: 5-byte
+/// envelopes (gRPC, gRPC-Web, Connect streaming), base64 of envelopes (gRPC-Web text), or the
+/// whole body as one message (Connect unary). Client and server share it.
+struct MessageBodyDecoder {
+    /// How a body carries its messages.
+    enum Layout {
+        /// Envelopes whose flags byte may have these bits.
+        case envelopes(acceptedFlags: UInt8)
+        case base64Envelopes
+        case wholeBody
+    }
+
     private enum Framing {
         case enveloped(MessageDeframer)
         /// Base64 text decoded a quantum of four characters at a time; `pending` holds a
@@ -15,12 +23,12 @@ struct RequestBodyDecoder {
     private var framing: Framing
     private let maxMessageBytes: Int
 
-    init(wire: WireProtocol, maxMessageBytes: Int) {
+    init(_ layout: Layout, maxMessageBytes: Int) {
         self.maxMessageBytes = maxMessageBytes
-        switch wire {
-        case .grpc, .grpcWeb(text: false), .connectStreaming: framing = .enveloped(MessageDeframer(maxMessageBytes: maxMessageBytes))
-        case .grpcWeb(text: true): framing = .base64Enveloped(MessageDeframer(maxMessageBytes: maxMessageBytes), pending: [])
-        case .connectUnary: framing = .wholeBody([])
+        switch layout {
+        case .envelopes(let flags): framing = .enveloped(MessageDeframer(maxMessageBytes: maxMessageBytes, acceptedFlags: flags))
+        case .base64Envelopes: framing = .base64Enveloped(MessageDeframer(maxMessageBytes: maxMessageBytes), pending: [])
+        case .wholeBody: framing = .wholeBody([])
         }
     }
 
@@ -55,7 +63,7 @@ struct RequestBodyDecoder {
             framing = .base64Enveloped(deframer, pending: pending)
         case .wholeBody(var body):
             guard body.count + bytes.count <= maxMessageBytes else {
-                throw RPCError(code: .resourceExhausted, message: "the request body exceeds the limit of \(maxMessageBytes) bytes")
+                throw RPCError(code: .resourceExhausted, message: "the body exceeds the limit of \(maxMessageBytes) bytes")
             }
             framing = .wholeBody([])
             body.append(contentsOf: bytes)
@@ -65,7 +73,7 @@ struct RequestBodyDecoder {
 
     /// The next complete enveloped message, or nil until more bytes come (always nil for a
     /// whole-body request: its message is complete at the end).
-    mutating func next() throws -> (compressed: Bool, bytes: [UInt8])? {
+    mutating func next() throws -> (flags: UInt8, bytes: [UInt8])? {
         switch framing {
         case .enveloped(var deframer):
             framing = .wholeBody([])
@@ -80,7 +88,7 @@ struct RequestBodyDecoder {
         }
     }
 
-    /// The request ended: a whole body's message, or an error for an envelope cut short.
+    /// The body ended: a whole body's message, or an error for an envelope cut short.
     mutating func finish() throws -> [UInt8]? {
         switch framing {
         case .wholeBody(let body):
@@ -88,11 +96,11 @@ struct RequestBodyDecoder {
             return body
         case .enveloped(let deframer), .base64Enveloped(let deframer, pending: []):
             guard deframer.bufferedBytes == 0 else {
-                throw RPCError(code: .internal, message: "the request ended inside a message (\(deframer.bufferedBytes) bytes of it)")
+                throw RPCError(code: .internal, message: "the body ended inside a message (\(deframer.bufferedBytes) bytes of it)")
             }
             return nil
         case .base64Enveloped:
-            throw RPCError(code: .internal, message: "the request's base64 text ended inside a quantum")
+            throw RPCError(code: .internal, message: "the body's base64 text ended inside a quantum")
         }
     }
 }
@@ -132,7 +140,7 @@ enum Base64Quanta {
         if padding < 1 { output.append(UInt8(truncatingIfNeeded: value)) }
     }
 
-    private static let invalid = RPCError(code: .internal, message: "the request body is not valid base64")
+    private static let invalid = RPCError(code: .internal, message: "the body is not valid base64")
 
     private static func sextet(_ character: UInt8) -> UInt8? {
         switch character {
