@@ -28,17 +28,22 @@ from connectrpc.compat import google_protobuf_json_codec
 from peer_checks import Checks, expect
 
 
+_stub_package = None
+
+
 def generate_connect_stubs(proto_dir, proto):
     """Messages (protoc's Python) and Connect clients (protoc-gen-connectrpc), generated into
-    a package in a temporary directory: the Connect stubs import their messages relatively."""
-    root = tempfile.mkdtemp(prefix="pitlane-connect-stubs-")
-    package = os.path.join(root, "connectstubs")
-    os.mkdir(package)
-    open(os.path.join(package, "__init__.py"), "w").close()
+    one package in a temporary directory: the Connect stubs import their messages relatively."""
+    global _stub_package
+    if _stub_package is None:
+        root = tempfile.mkdtemp(prefix="pitlane-connect-stubs-")
+        _stub_package = os.path.join(root, "connectstubs")
+        os.mkdir(_stub_package)
+        open(os.path.join(_stub_package, "__init__.py"), "w").close()
+        sys.path.insert(0, root)
     plugin = os.path.join(os.path.dirname(sys.executable), "protoc-gen-connectrpc")
-    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={package}", f"--plugin=protoc-gen-connectrpc={plugin}",
-                    f"--connectrpc_out={package}", "--connectrpc_opt=protobuf=google", "-I", proto_dir, proto], check=True)
-    sys.path.insert(0, root)
+    subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={_stub_package}", f"--plugin=protoc-gen-connectrpc={plugin}",
+                    f"--connectrpc_out={_stub_package}", "--connectrpc_opt=protobuf=google", "-I", proto_dir, proto], check=True)
     module = proto.removesuffix(".proto")
     return importlib.import_module(f"connectstubs.{module}_pb2"), importlib.import_module(f"connectstubs.{module}_connect")
 
@@ -275,6 +280,35 @@ def orders_checks(checks, address, clients, args):
             expect(len(updates) >= 1 and updates[0].eta_changed.eta_display == "15 min", f"{updates}")
         return run
 
+    chat_pb, chat_connect = generate_connect_stubs(args.protos, "chat.proto")
+
+    def chat_round():
+        room = f"web-{uuid.uuid4().hex[:6]}"
+        done = threading.Event()
+
+        def requests():
+            yield chat_pb.ChatRequest(join=chat_pb.Join(room=room, nickname="web"))
+            yield chat_pb.ChatRequest(send=chat_pb.Send(text="hello over Connect"))
+            done.wait(30)
+
+        chat = chat_connect.ChatRoomClientSync(address, http_client=clients["HTTP/2"], timeout_ms=10_000)
+        events = chat.chat(requests())
+        try:
+            joined = next(events)
+            expect(joined.WhichOneof("event") == "joined" and list(joined.joined.participants) == ["web"], f"{joined}")
+            message = next(events)
+            expect(message.message.text == "hello over Connect" and message.message.nickname == "web", f"{message}")
+        finally:
+            done.set()
+            events.close()
+
+    def health_json():
+        with httpx.Client() as http:
+            response = http.post(f"{address}/grpc.health.v1.Health/Check", json={"service": ""})
+        expect(response.status_code == 200 and response.json().get("status") == "SERVING", f"HTTP {response.status_code} {response.text}")
+
+    checks.check("Connect bidirectional stream, HTTP/2: chat: join, send, receive", chat_round)
+    checks.check("health over Connect JSON, HTTP/1.1: SERVING", health_json)
     checks.check("Connect unary: create (JSON, HTTP/1.1), publish (HTTP/2), read back (GET)", create_and_read)
     checks.check("Connect unary without a token: UNAUTHENTICATED", unauthenticated)
     checks.check("Connect unary: an unknown order is NOT_FOUND", not_found(ProtocolType.CONNECT))
