@@ -30,6 +30,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var closeWhenWritten = false
     /// The client's preface (its first SETTINGS) arrived; until then the preface timeout runs.
     private var receivedPreface = false
+    /// The pending idle check, if `maxConnectionIdle` is set.
+    private var idleTimer: EventLoop.TimerID?
     /// Ping policy, rapid-reset budget, idle and age, and the graceful drain.
     private var management: ServerConnectionStateMachine
 
@@ -88,10 +90,13 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if failed { close() }
     }
 
-    /// Goes away once the connection has been without streams for `maxConnectionIdle`.
+    /// Goes away once the connection has been without streams for `maxConnectionIdle`. One
+    /// check is pending at a time: arming it again replaces the previous one.
     private func checkIdle(after delay: Duration) {
-        loop.scheduleTimer(after: delay) { [weak self] in
+        if let idleTimer { _ = loop.cancelTimer(idleTimer) }
+        idleTimer = loop.scheduleTimer(after: delay) { [weak self] in
             guard let self, !self.isClosed else { return }
+            self.idleTimer = nil
             let (action, again) = self.management.idleCheck(at: self.loop.now)
             self.perform(action)
             if let again { self.checkIdle(after: again) }
@@ -176,6 +181,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard !isClosed else { return }
         isClosed = true
         management.closed()
+        if let idleTimer { _ = loop.cancelTimer(idleTimer) }
         loop.deregister(socket.fileDescriptor)
         pump.sendCloseNotify(to: socket)
         socket.close()
