@@ -54,42 +54,21 @@ extension HTTP1ServerConnection {
         case .serve(let accepted):
             call = accepted
         }
-        let deadline = call.timeout.map { loop.now + $0 }
         let id = exchange.id
-        let inbound = BufferedStream<RPCRequestPart>(
-            highWatermark: .max,
-            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
-            onConsume: { [loop] bytes in
-                guard bytes > 0 else { return }
-                loop.execute { self.messageRead(stream: id, bytes: bytes) }
-            }
+        let accepted = call.accept(
+            on: self, stream: id, outbound: exchange.outbound, cancellation: exchange.cancellation, peer: peer, now: loop.now,
+            maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] bytes in loop.execute { self.messageRead(stream: id, bytes: bytes) } }
         )
-        exchange.inbound = inbound
-        inbound.yield(.metadata(call.metadata))
-        if let message = call.queryMessage {
-            do {
-                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
-            } catch {
-                inbound.finish(throwing: error)
-            }
-        }
+        exchange.inbound = accepted.inbound
         exchange.call = call
-        let rpc = ServerRPCStream(
-            descriptor: call.descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
-            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(
-                connection: self, stream: id, outbound: exchange.outbound, encoder: call.encoder
-            ))
-        )
-        let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: exchange.cancellation,
-                                             codec: call.codec, requiresNoSideEffects: call.isGet)
-        if let deadline {
+        if let deadline = accepted.context.deadline {
             exchange.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak exchange] in
                 guard let exchange else { return }
                 exchange.deadlineTimer = nil
                 exchange.cancellation.expireDeadline()
             }
         }
-        if !accept(rpc, context, exchange.cancellation) {
+        if !accept(accepted.rpc, accepted.context, exchange.cancellation) {
             answer(exchange) { call, perform in
                 call.responseEnd(Status(code: .unavailable, message: "the server is shutting down"), trailers: [:], perform)
             }

@@ -70,18 +70,6 @@ final class ClientStream: @unchecked Sendable {
             outbound.close(RPCError(code: .cancelled, message: "the RPC has ended"))
         }
     }
-
-    /// gRPC's mapping of HTTP statuses for responses that are not gRPC.
-    static func code(forHTTP status: Int) -> Status.Code {
-        switch status {
-        case 400: .internal
-        case 401: .unauthenticated
-        case 403: .permissionDenied
-        case 404: .unimplemented
-        case 429, 502, 503, 504: .unavailable
-        default: .unknown
-        }
-    }
 }
 
 /// The connection a client stream runs on. It can change once, before the stream has left:

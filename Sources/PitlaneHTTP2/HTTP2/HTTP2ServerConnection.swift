@@ -377,42 +377,21 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         case .serve(let accepted):
             call = accepted
         }
-        let deadline = call.timeout.map { loop.now + $0 }
         let id = stream.id
-        let inbound = BufferedStream<RPCRequestPart>(
-            highWatermark: .max,
-            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
-            onConsume: { [loop] bytes in
-                guard bytes > 0 else { return }
-                loop.execute { self.messageRead(stream: id) }
-            }
+        let accepted = call.accept(
+            on: self, stream: id, outbound: stream.outbound, cancellation: stream.cancellation, peer: peer, now: loop.now,
+            maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] _ in loop.execute { self.messageRead(stream: id) } }
         )
-        stream.inbound = inbound
-        inbound.yield(.metadata(call.metadata))
-        if let message = call.queryMessage {
-            do {
-                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
-            } catch {
-                inbound.finish(throwing: error)
-            }
-        }
+        stream.inbound = accepted.inbound
         stream.call = call
-        let rpc = ServerRPCStream(
-            descriptor: call.descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
-            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(
-                connection: self, stream: id, outbound: stream.outbound, encoder: call.encoder
-            ))
-        )
-        let context = ServerTransportContext(peer: peer, deadline: deadline, cancellation: stream.cancellation,
-                                             codec: call.codec, requiresNoSideEffects: call.isGet)
-        if let deadline {
+        if let deadline = accepted.context.deadline {
             stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak self, weak stream] in
                 guard let self, let stream else { return }
                 stream.deadlineTimer = nil
                 self.expireDeadline(of: stream)
             }
         }
-        if !accept(rpc, context, stream.cancellation) {
+        if !accept(accepted.rpc, accepted.context, stream.cancellation) {
             session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }
     }

@@ -97,7 +97,7 @@ struct ClientCall {
         switch wire {
         case .grpc, .grpcWeb:
             guard httpStatus == 200 else {
-                return finish(Status(code: ClientStream.code(forHTTP: httpStatus), message: "HTTP status \(httpStatus)"), [:], emit)
+                return finish(Status(code: ConnectWire.code(forHTTP: httpStatus), message: "HTTP status \(httpStatus)"), [:], emit)
             }
             if value("grpc-status") != nil || endStream {
                 return finish(Self.grpcStatus(in: fields), Self.metadata(fields), emit)  // trailers-only

@@ -29,7 +29,8 @@ enum ConnectWire {
         }
     }
 
-    /// The status code for an HTTP status when the body says nothing (spec's table).
+    /// The status code for an HTTP status when the response says nothing more: the table
+    /// gRPC and Connect share (gRPC's http-grpc-status-mapping.md).
     static func code(forHTTP status: Int) -> Status.Code {
         switch status {
         case 400: .internal

@@ -62,3 +62,44 @@ struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterPr
         }
     }
 }
+
+/// The core's side of one accepted call, as either HTTP version's connection hands it over.
+struct AcceptedCall {
+    let rpc: ServerRPCStream
+    let context: ServerTransportContext
+    /// The request parts, for the connection to fill as the body arrives.
+    let inbound: BufferedStream<RPCRequestPart>
+}
+
+extension ServerCall {
+    /// Builds the core's streams for this call on `connection`'s stream `id`: the request's
+    /// metadata (and a GET's message) already in, the writer framing for the protocol, the
+    /// deadline from the head. `messageRead` runs on any thread as the handler takes
+    /// `bytes` of request messages.
+    func accept<Connection: ServerCallConnection>(
+        on connection: Connection, stream id: Int32, outbound: StreamOutbound, cancellation: RPCCancellationHandle,
+        peer: String, now: ContinuousClock.Instant, maxMessageBytes: Int,
+        messageRead: @escaping @Sendable (_ bytes: Int) -> Void
+    ) -> AcceptedCall {
+        let inbound = BufferedStream<RPCRequestPart>(
+            highWatermark: .max,
+            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
+            onConsume: { bytes in if bytes > 0 { messageRead(bytes) } }
+        )
+        inbound.yield(.metadata(metadata))
+        if let queryMessage {
+            do {
+                inbound.yield(try requestPart((false, queryMessage), limit: maxMessageBytes))
+            } catch {
+                inbound.finish(throwing: error)
+            }
+        }
+        let rpc = ServerRPCStream(
+            descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: id, outbound: outbound, encoder: encoder))
+        )
+        let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
+                                             codec: codec, requiresNoSideEffects: isGet)
+        return AcceptedCall(rpc: rpc, context: context, inbound: inbound)
+    }
+}
