@@ -40,11 +40,20 @@ struct HTTP1Output {
 
     mutating func append(_ text: String) { buffer.append(contentsOf: text.utf8) }
 
-    /// Writes what the socket takes; returns whether bytes remain.
-    mutating func write(to socket: Socket) throws -> Bool {
-        guard !isEmpty else { return false }
-        let start = offset
-        let written = try buffer.withUnsafeBytes { try socket.write(UnsafeRawBufferPointer(rebasing: $0[start...])) } ?? 0
+    /// Writes what `write` takes (a socket, or a TLS engine before it) until it takes no
+    /// more; returns whether bytes remain. `write` returns how many bytes it took, nil or 0
+    /// when it is full.
+    mutating func write(with write: (UnsafeRawBufferPointer) throws -> Int?) throws -> Bool {
+        while !isEmpty {
+            let start = offset
+            let written = try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[start...])) } ?? 0
+            guard written > 0 else { break }
+            advance(by: written)
+        }
+        return !isEmpty
+    }
+
+    private mutating func advance(by written: Int) {
         offset += written
         while let first = accounting.first, first.end <= dropped + offset {
             _ = accounting.popFirst()
@@ -55,15 +64,12 @@ struct HTTP1Output {
             dropped += buffer.count
             buffer.removeAll(keepingCapacity: buffer.capacity <= 65_536)
             offset = 0
-            return false
-        }
-        if offset >= 65_536 {
+        } else if offset >= 65_536 {
             // A client that never quite catches up must not keep what it has read.
             dropped += offset
             buffer.removeFirst(offset)
             offset = 0
         }
-        return true
     }
 
     enum BodyFraming {

@@ -1,6 +1,6 @@
 import PitlaneCore
 
-/// One accepted HTTP/1.1 connection (plaintext): gRPC-Web and Connect calls from browsers,
+/// One accepted HTTP/1.1 connection, plaintext or TLS: gRPC-Web and Connect calls from browsers,
 /// `curl` and Connect clients, one request at a time, keep-alive between them. Pipelined
 /// requests wait, unparsed and bounded, until the response before them is written.
 ///
@@ -21,6 +21,8 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     let accept: HTTP2ServerConnection.Acceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
     private let parser: HTTP1Parser
+    /// nil for plaintext; its handshake is complete (``TLSHandshaker``).
+    private let tls: TLSEngine?
     var output = HTTP1Output()
     /// Bytes read after a complete request: the next, pipelined one, parsed once the
     /// current response is written.
@@ -46,7 +48,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         case closed
     }
 
-    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String,
+    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
          accept: @escaping HTTP2ServerConnection.Acceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
         self.socket = socket
         self.loop = loop
@@ -54,6 +56,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         self.peer = peer
         self.accept = accept
         self.onClose = onClose
+        self.tls = tls
         limits = config.http1
         protocolSettings = config.protocolSettings
         parser = HTTP1Parser(maxHeaderBytes: limits.maxHeaderBytes)
@@ -76,22 +79,62 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     // MARK: Socket events
 
     func readable() {
-        let buffer = loop.state.readBuffer
+        // One TLS record's plaintext at most per read, so a record never waits half read.
+        let buffer = tls == nil ? loop.state.readBuffer : UnsafeMutableRawBufferPointer(rebasing: loop.state.readBuffer.prefix(16_384))
         while phase != .closed && !readingPaused {
             let count: Int
-            do {
-                guard let read = try socket.read(into: buffer) else { return }
-                count = read
-            } catch {
-                return close()
+            switch read(into: buffer) {
+            case .bytes(let read): count = read
+            case .wouldBlock: return
+            case .end: return endOfInput()
+            case .failed: return close()
             }
-            guard count > 0 else { return endOfInput() }
             if phase == .lingering { continue }  // the answer is sent: discard
             received(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
     }
 
-    func writable() { flush() }
+    private enum ReadOutcome {
+        case bytes(Int)
+        case wouldBlock
+        case end
+        case failed
+    }
+
+    /// Plaintext from the socket, or through the TLS engine.
+    private func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
+        do {
+            guard let tls else {
+                guard let count = try socket.read(into: buffer) else { return .wouldBlock }
+                return count > 0 ? .bytes(count) : .end
+            }
+            while true {
+                switch tls.readPlaintext(into: buffer) {
+                case .bytes(let count): return .bytes(count)
+                case .needsCiphertext:
+                    switch try tls.readCiphertext(from: socket) {
+                    case .received: continue
+                    case .wouldBlock: return .wouldBlock
+                    case .endOfStream: return .end
+                    case .bufferFull: return .failed
+                    }
+                case .needsFlush:
+                    // OpenSSL has an answer to write first; `writable` reads on.
+                    flush()
+                    return .wouldBlock
+                case .closedByPeer: return .end
+                case .failed: return .failed
+                }
+            }
+        } catch {
+            return .failed
+        }
+    }
+
+    func writable() {
+        flush()
+        if tls != nil { readable() }
+    }
 
     func errorOrHangUp() { close() }
 
@@ -286,7 +329,18 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     func flush() {
         guard phase != .closed, phase != .lingering else { return }
         do {
-            let remaining = try output.write(to: socket)
+            var remaining: Bool
+            if let tls {
+                remaining = try output.write { bytes in
+                    guard try tls.writeCiphertext(to: socket) else { return nil }
+                    let taken = try tls.writePlaintext(bytes)
+                    _ = try tls.writeCiphertext(to: socket)
+                    return taken
+                }
+                if !remaining { remaining = try !tls.writeCiphertext(to: socket) }
+            } else {
+                remaining = try output.write { try socket.write($0) }
+            }
             if remaining != wantsWritable {
                 wantsWritable = remaining
                 updateInterest()
@@ -310,6 +364,10 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     /// kernel does not answer it with a reset that could destroy the response.
     private func linger() {
         phase = .lingering
+        if let tls {
+            tls.shutdown()
+            _ = try? tls.writeCiphertext(to: socket)
+        }
         try? socket.shutdownWrite()
         readingPaused = false
         updateInterest()

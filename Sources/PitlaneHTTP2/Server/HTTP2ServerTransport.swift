@@ -167,7 +167,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let tls: TLSContext?
         do {
             if case .tls(let tlsConfig) = security {
-                tls = try TLSContext.server(tlsConfig)
+                tls = try TLSContext.server(tlsConfig, servesHTTP1: !config.protocols.isDisjoint(with: [.grpcWeb, .connect]))
             } else {
                 tls = nil
             }
@@ -229,8 +229,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         if done { acceptor.finish() }
     }
 
-    /// Takes an accepted socket: TLS connections speak HTTP/2 (ALPN "h2"); plaintext ones
-    /// are told apart by their first bytes, HTTP/2 or HTTP/1.1.
+    /// Takes an accepted socket: a TLS connection's handshake says by ALPN whether it speaks
+    /// HTTP/2 or HTTP/1.1; plaintext ones are told apart by their first bytes.
     fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
         let accept: HTTP2ServerConnection.Acceptor = { [acceptor] stream, context, cancellation in
@@ -244,6 +244,19 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             self.state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
             self.finishIfDrained()
         }
+        let config = self.config
+        /// The connection that takes over from a sniffer or a handshaker.
+        let takeOver = { [weak self] (first: any ServerConnection, next: any ServerConnection & FileDescriptorHandler, start: () throws -> Void) in
+            self?.state.withLock { state in
+                state.connections.removeValue(forKey: ObjectIdentifier(first))
+                state.connections[ObjectIdentifier(next)] = next
+            }
+            do {
+                try start()
+            } catch {
+                next.close()
+            }
+        }
         let connection: any ServerConnection
         if let tls {
             let engine: TLSEngine
@@ -253,28 +266,36 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                 config.onTLSHandshakeFailure?(peer, error)
                 return socket.close()
             }
-            connection = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
-                                               accept: accept, onClose: onClose)
+            connection = TLSHandshaker(
+                socket: socket, loop: loop, engine: engine, peer: peer, timeout: config.prefaceTimeout,
+                onFailure: config.onTLSHandshakeFailure,
+                decided: { handshaker, engine in
+                    // Plaintext may wait inside the engine already: read it now, the loop will not say.
+                    if engine.speaksHTTP1 {
+                        let next = HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
+                                                         accept: accept, onClose: onClose)
+                        takeOver(handshaker, next) { try next.start(); next.readable() }
+                    } else {
+                        let next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
+                                                         accept: accept, onClose: onClose)
+                        takeOver(handshaker, next) { try next.start(); next.readable() }
+                    }
+                },
+                onClose: onClose
+            )
         } else {
-            let config = self.config
             connection = ProtocolSniffer(
                 socket: socket, loop: loop, timeout: config.prefaceTimeout,
-                decided: { [weak self] sniffer, verdict, bytes in
-                    let next: any ServerConnection & FileDescriptorHandler = switch verdict {
-                    case .http2: HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
-                                                       accept: accept, onClose: onClose)
-                    case .http1: HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer,
-                                                       accept: accept, onClose: onClose)
-                    }
-                    self?.state.withLock { state in
-                        state.connections.removeValue(forKey: ObjectIdentifier(sniffer))
-                        state.connections[ObjectIdentifier(next)] = next
-                    }
-                    do {
-                        if let http2 = next as? HTTP2ServerConnection { try http2.start(receivedAlready: bytes) }
-                        if let http1 = next as? HTTP1ServerConnection { try http1.start(receivedAlready: bytes) }
-                    } catch {
-                        next.close()
+                decided: { sniffer, verdict, bytes in
+                    switch verdict {
+                    case .http2:
+                        let next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
+                                                         accept: accept, onClose: onClose)
+                        takeOver(sniffer, next) { try next.start(receivedAlready: bytes) }
+                    case .http1:
+                        let next = HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
+                                                         accept: accept, onClose: onClose)
+                        takeOver(sniffer, next) { try next.start(receivedAlready: bytes) }
                     }
                 },
                 onClose: onClose

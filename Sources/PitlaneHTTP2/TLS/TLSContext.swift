@@ -12,6 +12,8 @@ final class TLSContext: @unchecked Sendable {
 
     let role: Role
     private let raw: OpaquePointer
+    /// Server: whether ALPN may settle on "http/1.1" (or on nothing) as well as "h2".
+    private(set) var servesHTTP1 = false
 
     private init(role: Role) throws(TLSError) {
         ERR_clear_error()
@@ -33,9 +35,12 @@ final class TLSContext: @unchecked Sendable {
         SSL_CTX_free(raw)
     }
 
-    /// A server context: certificate, key, client verification, and "h2" chosen by ALPN.
-    static func server(_ config: HTTP2ServerTransport.TLSConfig) throws(TLSError) -> TLSContext {
+    /// A server context: certificate, key, client verification, and the protocol chosen by
+    /// ALPN: "h2", or with `servesHTTP1` "http/1.1" for clients that offer no "h2" (and for
+    /// clients that offer no ALPN at all, as RFC 7301 leaves to the server).
+    static func server(_ config: HTTP2ServerTransport.TLSConfig, servesHTTP1: Bool = false) throws(TLSError) -> TLSContext {
         let context = try TLSContext(role: .server)
+        context.servesHTTP1 = servesHTTP1
         try context.useCertificate(chainPath: config.certificateChainPath, keyPath: config.privateKeyPath)
         switch config.clientCertificateVerification {
         case .none:
@@ -51,8 +56,12 @@ final class TLSContext: @unchecked Sendable {
         // client certificate check's bookkeeping.
         _ = SSL_CTX_ctrl(context.raw, SSL_CTRL_SET_SESS_CACHE_MODE, Int(SSL_SESS_CACHE_OFF), nil)
         _ = SSL_CTX_set_num_tickets(context.raw, 0)
-        SSL_CTX_set_client_hello_cb(context.raw, rejectClientHelloWithoutALPN, nil)
-        SSL_CTX_set_alpn_select_cb(context.raw, selectHTTP2, nil)
+        if servesHTTP1 {
+            SSL_CTX_set_alpn_select_cb(context.raw, selectHTTP2OrHTTP1, nil)
+        } else {
+            SSL_CTX_set_client_hello_cb(context.raw, rejectClientHelloWithoutALPN, nil)
+            SSL_CTX_set_alpn_select_cb(context.raw, selectHTTP2, nil)
+        }
         return context
     }
 
@@ -84,7 +93,7 @@ final class TLSContext: @unchecked Sendable {
         guard let ssl = SSL_new(raw) else {
             throw .invalidConfiguration(reason: "SSL_new failed: \(takeOpenSSLErrors())")
         }
-        return try TLSEngine(ssl: ssl, role: role, serverName: serverName)
+        return try TLSEngine(ssl: ssl, role: role, serverName: serverName, acceptsHTTP1: servesHTTP1)
     }
 
     // MARK: Loading files
@@ -135,6 +144,31 @@ final class TLSContext: @unchecked Sendable {
             throw .unreadableFile(path: path, reason: String(cString: strerror(errno)))
         }
     }
+}
+
+/// A server that also serves HTTP/1.1: "h2" when offered, else "http/1.1" when offered; a
+/// client offering neither is refused with `no_application_protocol`.
+private func selectHTTP2OrHTTP1(
+    _ ssl: OpaquePointer?, _ selected: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ selectedLength: UnsafeMutablePointer<UInt8>?,
+    _ offered: UnsafePointer<UInt8>?, _ offeredLength: UInt32, _ argument: UnsafeMutableRawPointer?
+) -> Int32 {
+    if selectHTTP2(ssl, selected, selectedLength, offered, offeredLength, argument) == SSL_TLSEXT_ERR_OK { return SSL_TLSEXT_ERR_OK }
+    guard let offered, let selected, let selectedLength else { return SSL_TLSEXT_ERR_ALERT_FATAL }
+    let http1 = Array("http/1.1".utf8)
+    var index = 0
+    while index < Int(offeredLength) {
+        let length = Int(offered[index])
+        let start = index + 1
+        guard start + length <= Int(offeredLength) else { break }
+        if length == http1.count && Array(UnsafeBufferPointer(start: offered + start, count: length)) == http1 {
+            TLSEngine.owning(ssl)?.alpnRefusal = nil
+            selected.pointee = offered + start
+            selectedLength.pointee = UInt8(length)
+            return SSL_TLSEXT_ERR_OK
+        }
+        index = start + length
+    }
+    return SSL_TLSEXT_ERR_ALERT_FATAL
 }
 
 /// ALPN's wire form of the one protocol offered: length-prefixed "h2".

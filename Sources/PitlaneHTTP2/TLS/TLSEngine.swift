@@ -82,9 +82,12 @@ final class TLSEngine {
     /// The connection's end of the BIO pair; OpenSSL owns the other end through `ssl`.
     private let network: OpaquePointer
     private let role: TLSContext.Role
+    /// Server: whether "http/1.1", or no ALPN at all, completes the handshake as well as "h2".
+    private let acceptsHTTP1: Bool
 
     /// Takes ownership of `ssl`.
-    init(ssl: OpaquePointer, role: TLSContext.Role, serverName: ServerName?) throws(TLSError) {
+    init(ssl: OpaquePointer, role: TLSContext.Role, serverName: ServerName?, acceptsHTTP1: Bool = false) throws(TLSError) {
+        self.acceptsHTTP1 = acceptsHTTP1
         var inner: OpaquePointer?
         var outer: OpaquePointer?
         guard BIO_new_bio_pair(&inner, Self.bufferBytes, &outer, Self.bufferBytes) == 1, let inner, let outer else {
@@ -251,13 +254,23 @@ final class TLSEngine {
         return "\(errors): \(String(cString: X509_verify_cert_error_string(verification)))"
     }
 
-    /// Why ALPN did not agree on "h2", or nil when it did.
-    private func alpnProblem() -> String? {
+    /// The protocol ALPN settled on ("h2", "http/1.1"), empty when none was negotiated.
+    var negotiatedProtocol: String {
         var selected: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &selected, &length)
-        let chosen = selected.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) } ?? ""
-        if chosen == "h2" { return nil }
+        return selected.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) } ?? ""
+    }
+
+    /// Whether the connection speaks HTTP/1.1 (a server that serves it, and a client that
+    /// did not choose "h2").
+    var speaksHTTP1: Bool { negotiatedProtocol != "h2" }
+
+    /// Why ALPN did not agree on "h2", or nil when it did (or, on a server that serves
+    /// HTTP/1.1 too, on "http/1.1" or on nothing).
+    private func alpnProblem() -> String? {
+        let chosen = negotiatedProtocol
+        if chosen == "h2" || (role == .server && acceptsHTTP1 && (chosen == "http/1.1" || chosen.isEmpty)) { return nil }
         switch role {
         case .client: return chosen.isEmpty ? "the server selected no protocol" : "the server selected \"\(chosen)\""
         case .server: return "the client did not offer h2"
