@@ -12,9 +12,10 @@ struct WireProtocolTests {
         (.grpc, .protobuf), (.grpcWeb, .protobuf), (.connect, .protobuf), (.connect, .json),
     ]
 
-    func withEcho(_ wire: ClientWireProtocol, _ codec: MessageCodec,
+    func withEcho(_ wire: ClientWireProtocol, _ codec: MessageCodec, serverConfig: HTTP2ServerTransport.Config = .defaults,
                   _ body: @Sendable (Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>) async throws -> Void) async throws {
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [EchoService()])
+        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: serverConfig),
+                                services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }
@@ -65,6 +66,17 @@ struct WireProtocolTests {
                     for try await _ in response.messages {}
                 }
             } throws: { ($0 as? RPCError)?.code == .permissionDenied }
+        }
+    }
+
+    @Test("a request over the server's message limit is RESOURCE_EXHAUSTED; the connection serves on", arguments: protocols)
+    func messageLimit(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
+        try await withEcho(wire, codec, serverConfig: .defaults.with { $0.maxMessageBytes = 1_000 }) { echo in
+            await #expect {
+                _ = try await echo.get(.with { $0.text = String(repeating: "x", count: 5_000) })
+            } throws: { ($0 as? RPCError)?.code == .resourceExhausted }
+            let small = try await echo.get(.with { $0.text = "small" })
+            #expect(small.text == "small")
         }
     }
 
