@@ -33,6 +33,32 @@ struct DeadlineMemoryTests {
         #expect(growth < 8 << 20, "RSS grew by \(growth >> 10) KiB: from \(afterThousand >> 10) to \(afterHundredThousand >> 10) KiB")
     }
 
+    @Test("server RSS after 50,000 Connect calls over HTTP/1.1 and 50,000 gRPC-Web calls over HTTP/2 is what it is after 1,000")
+    func webProtocolsFreeTheirMemory() async throws {
+        let server = try await ServerProcess.start(try InteropTests.product("pitlane-bench-server"), ["--port", "0"])
+        let directory = try TemporaryDirectory()
+        let bare = directory.path + "/bare", framed = directory.path + "/framed"
+        FileManager.default.createFile(atPath: bare, contents: Data([0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
+        FileManager.default.createFile(atPath: framed, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
+
+        func load(_ requests: Int) async throws {
+            for (contentType, body, extra) in [("application/proto", bare, ["--h1", "-m", "1"]), ("application/grpc-web+proto", framed, ["-m", "32"])] {
+                let (status, output) = try await runProcess("/usr/bin/h2load", [
+                    "-n", String(requests), "-c", "4", "-H", "content-type: \(contentType)", "-H", "connect-timeout-ms: 120000",
+                    "-d", body, "http://127.0.0.1:\(server.port)/bench.v1.Bench/Unary",
+                ] + extra)
+                #expect(status == 0 && output.contains("\(requests) succeeded"), "\(contentType): \(output)")
+            }
+        }
+        try await load(1_000)
+        let afterThousand = try residentBytes(of: server.processIdentifier)
+        try await load(50_000)
+        let afterFifty = try residentBytes(of: server.processIdentifier)
+        await server.stop()
+        let growth = afterFifty - afterThousand
+        #expect(growth < 8 << 20, "RSS grew by \(growth >> 10) KiB: from \(afterThousand >> 10) to \(afterFifty >> 10) KiB")
+    }
+
     /// VmRSS of process `pid`, in bytes.
     func residentBytes(of pid: Int32) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
