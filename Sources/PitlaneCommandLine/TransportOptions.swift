@@ -5,7 +5,8 @@ import PitlaneHTTP2
 /// `--tls`, `--ca`, `--server-name` on clients.
 extension CommandLineOptions {
     /// The value options `serverAddress`, `serverSecurity`, `clientTarget` and `clientSecurity` read.
-    public static let transportOptions: Set<String> = ["host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name", "cors-origins"]
+    public static let transportOptions: Set<String> = ["host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name", "cors-origins",
+                                                           "keepalive", "min-ping-interval"]
     /// The flag `clientSecurity` reads.
     public static let transportFlags: Set<String> = ["tls"]
 
@@ -20,6 +21,22 @@ extension CommandLineOptions {
     public func corsPolicy() -> CORSPolicy {
         guard let origins = self["cors-origins"] else { return .sameOriginOnly }
         return CORSPolicy(allowedOrigins: Set(origins.split(separator: ",").map { String($0) }))
+    }
+
+    /// A server's ping policy: `--min-ping-interval SECONDS`, the shortest interval between
+    /// client pings it tolerates (gRPC's default is 300).
+    public func minimumPingInterval(default defaultSeconds: Int) throws -> Duration {
+        let seconds = try integer("min-ping-interval", default: defaultSeconds)
+        guard seconds >= 0 else { throw UsageError(description: "--min-ping-interval must not be negative") }
+        return .seconds(seconds)
+    }
+
+    /// A client's keepalive: `--keepalive SECONDS` between pings (0: none), each answered
+    /// within half that, at most 20 s, or the connection is taken for dead.
+    public func clientKeepalive(defaultSeconds: Int) throws -> HTTP2ClientTransport.Config.Keepalive? {
+        let seconds = try integer("keepalive", default: defaultSeconds)
+        guard seconds > 0 else { return nil }
+        return .init(time: .seconds(seconds), timeout: .seconds(min(20, max(1, seconds / 2))))
     }
 
     /// TLS when `--tls-cert` and `--tls-key` are given, plaintext when neither is.

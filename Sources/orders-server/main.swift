@@ -12,6 +12,7 @@ let usage = """
                          [--tokens TOKEN=USER,...] [--staff USER,...]
                          [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
+                         [--min-ping-interval 5]
                          [--cors-origins https://app.example,...]
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
       staff reach every order. Default tokens: alice-token=alice,bob-token=bob,staff-token=staff.
@@ -54,6 +55,8 @@ do {
     var config = HTTP2ServerTransport.Config.defaults
     config.cors = options.corsPolicy()
     config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
+    // Watchers and chatters hold streams open for long and ping to keep them honest.
+    config.minimumPingInterval = try options.minimumPingInterval(default: 5)
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health],

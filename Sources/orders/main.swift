@@ -15,7 +15,8 @@ let usage = """
            orders publish ID status received|preparing|out-for-delivery|delivered|canceled
            orders publish ID eta TEXT | courier LATITUDE LONGITUDE | timeline TITLE [SUBTITLE]
            orders watch ID [--count N]
-    options: --host 127.0.0.1 --port 8090 | --unix PATH; --token TOKEN (or $ORDERS_TOKEN)
+    options: --host 127.0.0.1 --port 8090 | --unix PATH; --token TOKEN (or $ORDERS_TOKEN);
+             --keepalive SECONDS between pings (default 10; 0: none)
     """
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
@@ -48,6 +49,13 @@ do {
 var transportConfig = HTTP2ClientTransport.Config.defaults
 transportConfig.backoff.initial = .milliseconds(200)
 transportConfig.backoff.maximum = .seconds(5)
+// A watch can be silent for minutes: pings tell a dead connection (a partition, a server that
+// gave up on it) from a quiet one. orders-server tolerates pings every 5 s.
+do {
+    transportConfig.keepalive = try options.clientKeepalive(defaultSeconds: 10)
+} catch {
+    fail("\(error)\n\(usage)", status: 2)
+}
 let transport: HTTP2ClientTransport
 do {
     transport = try HTTP2ClientTransport(target: target, security: options.clientSecurity(), config: transportConfig)

@@ -7,7 +7,7 @@ import SwiftKart
 
 let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
-                            [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100]
+                            [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100] [--min-ping-interval 300]
                             [--cors-origins https://app.example,...]
     """
 
@@ -31,6 +31,7 @@ do {
     let address = try options.serverAddress(defaultPort: 8080)
     var config = HTTP2ServerTransport.Config.defaults
     config.cors = options.corsPolicy()
+    config.minimumPingInterval = try options.minimumPingInterval(default: 300)
     config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
     let security = try options.serverSecurity()
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),

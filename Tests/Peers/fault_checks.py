@@ -638,7 +638,7 @@ def scenario_g(world, report, namespace):
         report.check("g. kernel partition healed: a new call works", code == grpc.StatusCode.OK, f"{code.name} {details!r}",
                      f"in {seconds:.2f} s")
 
-    # g2: `orders watch` (no keepalive) across a partition the server gives up on: updates are
+    # g2: `orders watch` (its 10 s keepalive) across a partition the server gives up on: updates are
     # published inside the namespace (over its loopback) before and after.
     watcher = Child([world.exe("orders"), "watch", order_id, "--host", namespace.INSIDE, "--port", port],
                     env={"ORDERS_TOKEN": "staff-token"})
