@@ -125,6 +125,24 @@ struct InteropTests {
         }
     }
 
+    @Test("TestService over Connect and gRPC-Web, on the same port: curl with JSON (HTTP/1.1), a gRPC-Web frame (HTTP/2)")
+    func webProtocols() async throws {
+        let server = try await ServerProcess.start(try Self.product("pitlane-interop-server"), ["--port=0", "--host=127.0.0.1"])
+        let url = "http://127.0.0.1:\(server.port)/grpc.testing.TestService/UnaryCall"
+        let connect = try await runProcess("/usr/bin/curl", [
+            "-sS", "--http1.1", "-H", "content-type: application/json", "-d", #"{"responseSize": 3, "fillUsername": false}"#, url,
+        ])
+        #expect(connect.status == 0 && connect.output.contains(#""payload":{"body":"AAAA"}"#), "\(connect.output)")
+        // An empty message in a gRPC-Web frame; the answer ends with the trailers frame.
+        let empty = try await runProcess("/bin/sh", ["-c", """
+            printf '\\000\\000\\000\\000\\000' | /usr/bin/curl -sS --http2-prior-knowledge \
+                -H 'content-type: application/grpc-web+proto' --data-binary @- \
+                http://127.0.0.1:\(server.port)/grpc.testing.TestService/EmptyCall | tr -d '\\000\\200\\005\\021'
+            """])
+        #expect(empty.output.contains("grpc-status: 0"), "\(empty.output)")
+        await Self.stop(server)
+    }
+
     @Test("the executables say what is wrong with their flags, with exit status 2")
     func usageErrors() async throws {
         let server = try await runProcess(try Self.product("pitlane-interop-server"), ["--port=0", "--use_tls=true"])
