@@ -480,12 +480,17 @@ class Churn:
 
     def bursts(self):
         """A full-speed pitlane-bench-client run (about 3 s) once a minute, and h2load unary
-        calls at 40/s for 10 s twice a minute."""
+        calls twice a minute: gRPC at 40/s, Connect over HTTP/1.1 and gRPC-Web at 20/s, for
+        10 s each."""
         burst = self.tally("pitlane-bench-client streams burst (1 s each) once a minute")
         h2load = self.tally("h2load unary, 2 connections, 40 calls/s for 10 s, every 30 s")
-        body = os.path.join(tempfile.mkdtemp(prefix="soak-h2load-"), "payload")
+        web = self.tally("h2load Connect over HTTP/1.1 and gRPC-Web, 20 calls/s each for 10 s, every 30 s")
+        directory = tempfile.mkdtemp(prefix="soak-h2load-")
+        body, bare = os.path.join(directory, "payload"), os.path.join(directory, "bare")
         with open(body, "wb") as file:  # one length-prefixed bench.v1.Payload: field 1, 16 bytes
             file.write(b"\x00\x00\x00\x00\x12\x0a\x10" + b"PitlaneSoakBody!")
+        with open(bare, "wb") as file:  # the same message, bare, as Connect's unary body
+            file.write(b"\x0a\x10" + b"PitlaneSoakBody!")
         round = 0
         while time.monotonic() < self.end:
             if round % 2 == 0:
@@ -495,8 +500,13 @@ class Churn:
                                         "-H", "content-type: application/grpc", "-H", "te: trailers", "-d", body,
                                         f"http://127.0.0.1:{self.ports['bench']}/bench.v1.Bench/Unary"], 30,
                                check=lambda child: child.wait_for(lambda line: " 0 failed, 0 errored" in line, 1) is not None)
+                for content_type, payload, flags in (("application/proto", bare, ["--h1", "-m", "1"]),
+                                                     ("application/grpc-web+proto", body, ["-m", "2"])):
+                    self.completed(web, ["h2load", "-D", "10", "-c", "1", "--rps", "20", *flags, "-H", f"content-type: {content_type}",
+                                         "-d", payload, f"http://127.0.0.1:{self.ports['bench']}/bench.v1.Bench/Unary"], 30,
+                                   check=lambda child: child.wait_for(lambda line: " 0 failed, 0 errored" in line, 1) is not None)
             round += 1
-            self.pause(30 - 13)
+            # The three h2load runs take 30 s: the next round starts at once.
 
     def holders(self):
         tally = self.tally("grpcio holder (streams on every server), SIGKILL after 10-25 s")

@@ -8,25 +8,13 @@ import Synchronization
 /// `@unchecked Sendable`: every mutable property is used on `loop` only; client tasks reach
 /// the connection solely through `loop.execute`.
 final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, @unchecked Sendable {
-    /// The connection's lifecycle.
-    enum Phase {
-        case connecting
-        /// TLS: connected; the handshake runs, then the client waits for the server's
-        /// SETTINGS, the first sign that the server accepted it (with TLS 1.3 a server
-        /// rejects a client certificate only after the client's handshake is done).
-        case handshaking
-        case ready
-        /// GOAWAY received or sent: open streams finish, no new ones.
-        case draining
-        case closed
-    }
-
     let loop: EventLoop
     let authority: String
     let config: HTTP2ClientTransport.Config
     private let socket: Socket
     private let session: NGHTTP2Session
-    private(set) var phase = Phase.connecting
+    /// Connecting, handshaking, ready, draining, closed; see ``ClientConnectionStateMachine``.
+    private var lifecycle = ClientConnectionStateMachine()
     private var streams: [Int32: ClientStream] = [:]
     private var pump: SessionPump
     /// Whether a flush may run now; see ``FlushGate``.
@@ -68,7 +56,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             if result == .connected { return socketConnected() }
             let timeout = config.connectTimeout
             _ = loop.scheduleTimer(after: timeout) { [weak self] in
-                guard let self, self.phase == .connecting, self.onConnect != nil else { return }
+                guard let self, self.lifecycle.isConnecting, self.onConnect != nil else { return }
                 self.fail(RPCError(code: .unavailable, message: "cannot connect to \(address): no answer within \(timeout)"))
             }
         } catch {
@@ -82,11 +70,39 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         } catch {
             return fail(RPCError(code: .unavailable, message: "cannot watch the connection to \(authority): \(error)"))
         }
-        guard pump.isHandshaking else { return ready() }
-        phase = .handshaking
+        perform(lifecycle.socketConnected(secure: pump.isHandshaking))
+    }
+
+    /// Carries out what the lifecycle decided.
+    private func perform(_ action: ClientConnectionStateMachine.Action) {
+        switch action {
+        case .none:
+            return
+        case .beginHandshake:
+            beginHandshake()
+        case .startSession:
+            startSession()
+        case .becomeReady(let start):
+            if start { startSession() }
+            usable.store(true, ordering: .releasing)
+            onConnect?(.success(()))
+            onConnect = nil
+            scheduleKeepalive()
+            flush()
+        case .sendGoAway:
+            usable.store(false, ordering: .releasing)
+            session.submitGoAway()
+            flush()
+        case .stopTakingStreams:
+            usable.store(false, ordering: .releasing)
+            onClose(self)  // no new streams here: the transport stops using this connection
+        }
+    }
+
+    private func beginHandshake() {
         let timeout = config.tlsHandshakeTimeout
         _ = loop.scheduleTimer(after: timeout) { [weak self] in
-            guard let self, self.phase == .handshaking else { return }
+            guard let self, self.lifecycle.isHandshaking else { return }
             self.close(RPCError(code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"))
         }
         // Reading advances the handshake with what is at hand: at first nothing, which makes
@@ -104,17 +120,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func sessionReceivedSettings() {
-        if phase == .handshaking { ready() }
-    }
-
-    private func ready() {
-        if phase == .connecting { startSession() }
-        phase = .ready
-        usable.store(true, ordering: .releasing)
-        onConnect?(.success(()))
-        onConnect = nil
-        scheduleKeepalive()
-        flush()
+        perform(lifecycle.settingsReceived())
     }
 
     /// Pings every `keepalive.time` (while RPCs are open, unless permitted without);
@@ -122,7 +128,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private func scheduleKeepalive() {
         guard let keepalive = config.keepalive else { return }
         loop.scheduleTimer(after: keepalive.time) { [weak self] in
-            guard let self, self.phase == .ready || self.phase == .draining else { return }
+            guard let self, self.lifecycle.pings else { return }
             if self.keepaliveState.intervalElapsed(openStreams: self.streams.count) == .ping {
                 self.session.submitPing()
                 self.pingTimeout = self.loop.scheduleTimer(after: keepalive.timeout) { [weak self] in
@@ -152,7 +158,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     // MARK: Socket events
 
     func readable() {
-        guard phase != .closed else { return }
+        guard lifecycle.phase != .closed else { return }
         flushGate.beginReceiving()
         let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
         flushGate.endReceiving()
@@ -160,14 +166,14 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         case .drained:
             flush()
         case .handshakeCompleted:
-            startSession()
+            perform(lifecycle.handshakeCompleted())
             flush()
             readable()
-        case .endOfStream where phase == .handshaking:
+        case .endOfStream where lifecycle.isHandshaking:
             close(RPCError(code: .unavailable, message: "cannot connect to \(authority): the server closed the connection during the TLS handshake"))
         case .endOfStream:
             close(RPCError(code: .unavailable, message: "the server closed the connection"))
-        case .failed(let error) where phase == .handshaking:
+        case .failed(let error) where lifecycle.isHandshaking:
             flush()  // the alert that tells the server why
             close(RPCError(code: .unavailable, message: "cannot connect to \(authority): \(error)"))
         case .failed(let error):
@@ -177,7 +183,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func writable() {
-        if phase == .connecting {
+        if lifecycle.isConnecting {
             do {
                 try socket.finishConnect()
                 socketConnected()
@@ -190,7 +196,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func errorOrHangUp() {
-        if phase == .connecting {
+        if lifecycle.isConnecting {
             // The loop no longer watches the socket. Either the connect failed, or it worked and
             // the server closed the connection before this loop saw it writable (a server with
             // an idle limit on a busy machine): then there is no connection to use either, and
@@ -211,11 +217,11 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func flush() {
-        guard phase != .closed, phase != .connecting else { return }
+        guard lifecycle.writes else { return }
         guard flushGate.startFlush() else { return }
         repeat {
             flushOnce()
-        } while flushGate.flushAgain(unlessClosed: phase == .closed)
+        } while flushGate.flushAgain(unlessClosed: lifecycle.phase == .closed)
     }
 
     private func flushOnce() {
@@ -225,14 +231,13 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             return close(RPCError(code: .unavailable, message: "writing to the connection failed: \(error)"))
         }
         if pump.takeResumeReading() { loop.execute { [self] in readable() } }
-        if !session.isActive || (phase == .draining && streams.isEmpty && !pump.hasUnsentBytes) {
+        if lifecycle.isFinished(sessionActive: session.isActive, openStreams: streams.count, unsentBytes: pump.hasUnsentBytes) {
             close(RPCError(code: .unavailable, message: "the connection closed"))
         }
     }
 
     private func close(_ error: RPCError) {
-        guard phase != .closed else { return }
-        phase = .closed
+        guard lifecycle.close() else { return }
         usable.store(false, ordering: .releasing)
         keepaliveState.stop()
         loop.deregister(socket.fileDescriptor)
@@ -247,11 +252,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     /// Sends GOAWAY; closes once open streams end.
     func drain() {
-        guard phase == .ready else { return }
-        phase = .draining
-        usable.store(false, ordering: .releasing)
-        session.submitGoAway()
-        flush()
+        perform(lifecycle.drainRequested())
     }
 
     // MARK: Streams
@@ -260,7 +261,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// connection is no longer ready (a GOAWAY arrived first): the caller may open the stream
     /// on another connection, since nothing of it has left.
     func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?) -> Bool {
-        guard phase == .ready else { return false }
+        guard lifecycle.takesStreams else { return false }
         var headers = [
             (name: ":method", value: "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
         ]
@@ -357,13 +358,11 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         default: RPCError(code: .internal, message: "the server reset the stream (HTTP/2 error \(errorCode))")
         }
         stream.fail(error)
-        if phase == .draining && streams.isEmpty { flush() }
+        if lifecycle.phase == .draining && streams.isEmpty { flush() }
     }
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {
-        if phase == .ready { phase = .draining }
-        usable.store(false, ordering: .releasing)
-        onClose(self)  // no new streams here: the transport stops using this connection
+        perform(lifecycle.goAwayReceived())
     }
 
     func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
