@@ -515,12 +515,19 @@ def scenario_e(world, report):
                          code == grpc.StatusCode.UNAVAILABLE and seconds < 5,
                          f"{code.name} {details!r} after {seconds:.2f} s", f"{code.name} after {seconds:.2f} s")
             proxy.send("blackhole off")
-            requests, responses = follow()
-            code, details, seconds = rpc_code(lambda: next(responses))
-            requests.close()
-            responses.cancel()
+            # The channel's dying connection may still take the first new call (grpcio ends it
+            # with "ping timeout" when its last keepalive ACK never came): a follower that
+            # gets UNAVAILABLE follows again, as any client would, up to three times.
+            for attempt in range(3):
+                requests, responses = follow()
+                code, details, seconds = rpc_code(lambda: next(responses))
+                requests.close()
+                responses.cancel()
+                if code != grpc.StatusCode.UNAVAILABLE:
+                    break
             report.check("e. grpcio follower follows again after healing", code == grpc.StatusCode.OK,
-                         f"{code.name} {details!r}", f"first standings in {seconds:.2f} s")
+                         f"{code.name} {details!r} on attempt {attempt + 1}",
+                         f"first standings in {seconds:.2f} s, attempt {attempt + 1}")
 
 
 # ---------------------------------------------------------------------------------------------
