@@ -42,12 +42,7 @@ extension HTTP1ServerConnection {
         var call: ServerCall
         switch ServerCall.start(head, overHTTP2: false, settings: protocolSettings) {
         case .respond(let response, let body):
-            perform(.head(response, endsStream: body.isEmpty), on: exchange)
-            if !body.isEmpty {
-                perform(.body(body), on: exchange)
-                perform(.end(trailers: []), on: exchange)
-            }
-            return
+            return ResponseAction.answer(response, body: body) { perform($0, on: exchange) }
         case .reject(let rejected, let status):
             exchange.call = rejected
             return answer(exchange) { call, perform in call.responseEnd(status, trailers: [:], perform) }
@@ -165,9 +160,9 @@ extension HTTP1ServerConnection {
 
     private func writeHead(_ head: HTTPResponseHead, framing: HTTP1Output.BodyFraming, of exchange: HTTP1Exchange) {
         exchange.headSent = true
-        var closing = !exchange.keepAlive || closeAfterResponseRequested
+        var closing = !exchange.keepAlive || closeAfterResponse
         if case .untilClose = framing { closing = true }
-        if closing { requestCloseAfterResponse() }
+        if closing { closeAfterResponse = true }
         output.appendHead(head, framing: framing, closing: closing)
     }
 

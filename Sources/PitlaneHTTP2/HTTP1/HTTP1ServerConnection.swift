@@ -157,11 +157,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     }
 
     /// Whether to close once the current response is written.
-    private var closeAfterResponse = false
-
-    var closeAfterResponseRequested: Bool { closeAfterResponse }
-
-    func requestCloseAfterResponse() { closeAfterResponse = true }
+    var closeAfterResponse = false
 
     /// The response is written (queued) and the request read: on to the next request, or
     /// close. Runs as its own loop task, never inside a parser callback.

@@ -365,12 +365,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         var call: ServerCall
         switch ServerCall.start(head, overHTTP2: true, settings: protocolSettings) {
         case .respond(let response, let body):
-            perform(.head(response, endsStream: body.isEmpty), on: stream)
-            if !body.isEmpty {
-                perform(.body(body), on: stream)
-                perform(.end(trailers: []), on: stream)
-            }
-            return
+            return ResponseAction.answer(response, body: body) { perform($0, on: stream) }
         case .reject(let rejected, let status):
             stream.call = rejected
             return sendStatus(stream, status, trailers: [:])

@@ -39,6 +39,17 @@ enum ResponseAction {
     case end(trailers: [(name: String, value: String)])
 }
 
+extension ResponseAction {
+    /// A whole plain-HTTP answer (a refusal, a CORS preflight) as actions: the head, and the
+    /// body if there is one.
+    static func answer(_ head: HTTPResponseHead, body: [UInt8], _ perform: (ResponseAction) -> Void) {
+        perform(.head(head, endsStream: body.isEmpty))
+        guard !body.isEmpty else { return }
+        perform(.body(body))
+        perform(.end(trailers: []))
+    }
+}
+
 /// `application/x-www-form-urlencoded` decoding of a query component: `%XX` and `+`.
 enum URLQuery {
     static func decode(_ text: Substring) -> [UInt8] {
