@@ -73,11 +73,18 @@ class Child:
         return self.process.poll() is None
 
     def wait(self, timeout):
-        """The exit status, or None if it is still running after `timeout` seconds."""
+        """The exit status, or None if it is still running after `timeout` seconds. Once it
+        has exited, what it printed is read to the end (up to 2 s more) before this returns:
+        the pipes' readers may lag the exit, and callers look at the last lines."""
         try:
-            return self.process.wait(timeout)
+            status = self.process.wait(timeout)
         except subprocess.TimeoutExpired:
             return None
+        end = time.monotonic() + 2
+        with self._changed:
+            while self._open_pipes > 0 and (left := end - time.monotonic()) > 0:
+                self._changed.wait(left)
+        return status
 
     def send_signal(self, signum):
         if self.alive():
