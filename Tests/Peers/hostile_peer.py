@@ -622,6 +622,37 @@ def headers_over_limit(port):
     still_serving(port)
 
 
+def goaway_survives_late_writes(port):
+    """A client that goes on writing after the server's final GOAWAY (pings past the strikes,
+    then 100 more) still reads that GOAWAY, then the end of the connection (FIN, not a reset).
+    A server that closed its socket at once would answer the late bytes with a reset, and the
+    reset discards the GOAWAY before the client reads it; the server lingers instead: it stops
+    writing and reads and discards for a moment before it closes."""
+    peer = RawPeer(port)
+    pings = b"".join(h2_frame(PING, 0, 0, struct.pack(">Q", index)) for index in range(5))
+    late = h2_frame(WINDOW_UPDATE, 0, 0, (1).to_bytes(4, "big")) * 20_000
+    try:
+        peer.send(pings + late)
+    except Closed:
+        pass
+    time.sleep(0.5)  # the GOAWAY is out, and the late bytes have arrived
+    peer.quiet = True
+    goaway, ending = None, None
+    end = time.time() + 10
+    while ending is None:
+        try:
+            kind, _, _, payload = peer.next_frame(end)
+        except Closed as closed:
+            ending = str(closed)
+            break
+        if kind == GOAWAY:
+            goaway = goaway_of(payload)
+    note(f"GOAWAY {goaway}, then {ending}")
+    assert goaway == (ENHANCE_YOUR_CALM, b"too_many_pings"), f"GOAWAY {goaway}, then {ending}"
+    assert ending == "end of stream", f"the connection ended with {ending}, not FIN"
+    still_serving(port)
+
+
 def half_preface_stall(port):
     """Half the client preface, then nothing: the server must close the connection within its
     preface timeout (asserted: within --stall-bound seconds)."""
@@ -684,7 +715,7 @@ def main():
     # Not here: idle_connection and half_preface_stall, which need a server configured for them.
     checks = [garbage_preface, missing_content_type, invalid_timeout, oversized_message, unknown_compression,
               ping_flood, rapid_reset, resets_within_budget, settings_flood, window_update_flood, ping_flood_acks,
-              continuation_flood, headers_over_limit, zero_window_client, well_behaved]
+              continuation_flood, headers_over_limit, zero_window_client, goaway_survives_late_writes, well_behaved]
     if args.only:
         checks = [globals()[args.only]]
     for check in checks:

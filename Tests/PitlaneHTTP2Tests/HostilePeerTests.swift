@@ -20,7 +20,7 @@ struct HostilePeerTests {
             defer { server.beginGracefulShutdown() }
             let port = try #require(try await server.listeningAddress.port)
             let attacks = try await GRPCPeerTests.run([Self.hostilePeer, "--port", String(port)])
-            #expect(attacks.contains("checks: 15 ok, 0 failed"), "\(attacks)")
+            #expect(attacks.contains("checks: 16 ok, 0 failed"), "\(attacks)")
             // grpcio, after all that, on the same server.
             let afterwards = try await GRPCPeerTests.run([GRPCPeerTests.peer, "client", "--port", String(port), "--protos", GRPCPeerTests.protos])
             #expect(afterwards.contains("checks: 13 ok, 0 failed"), "\(afterwards)")

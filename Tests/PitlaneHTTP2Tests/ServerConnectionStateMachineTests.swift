@@ -24,8 +24,8 @@ struct ServerConnectionStateMachineTests {
         #expect(connection.pingReceived(at: start + .seconds(301)) == .none)  // strike 1
         #expect(connection.pingReceived(at: start + .seconds(302)) == .none)  // strike 2
         #expect(connection.pingReceived(at: start + .seconds(303))
-                == .sendGoAway(errorCode: Self.calm, debug: "too_many_pings", closeOnceWritten: true))
-        #expect(connection.phase == .closed)
+                == .sendGoAway(errorCode: Self.calm, debug: "too_many_pings"))
+        #expect(connection.phase == .closingOnceWritten)
         #expect(connection.pingReceived(at: start + .seconds(304)) == .none)  // said once
     }
 
@@ -46,8 +46,8 @@ struct ServerConnectionStateMachineTests {
         // Five seconds refill ten resets.
         for _ in 0..<10 { #expect(connection.resetReceived(at: start + .seconds(5)) == .none) }
         #expect(connection.resetReceived(at: start + .seconds(5))
-                == .sendGoAway(errorCode: Self.calm, debug: "too_many_resets", closeOnceWritten: true))
-        #expect(connection.phase == .closed)
+                == .sendGoAway(errorCode: Self.calm, debug: "too_many_resets"))
+        #expect(connection.phase == .closingOnceWritten)
     }
 
     @Test("idle: a connection without streams for the limit drains; an open stream holds it; its end restarts the count")
@@ -57,7 +57,7 @@ struct ServerConnectionStateMachineTests {
         #expect(connection.idleCheck(at: start + .seconds(10)) == (.none, .seconds(20)))
         #expect(connection.streamOpened() == .accept)
         #expect(connection.idleCheck(at: start + .seconds(40)) == (.none, nil))  // a stream is open
-        #expect(connection.streamClosed(at: start + .seconds(50)) == .none)
+        connection.streamClosed(at: start + .seconds(50))
         #expect(connection.idleCheck(at: start + .seconds(79)) == (.none, .seconds(1)))
         #expect(connection.idleCheck(at: start + .seconds(80)) == (.sendDrainNotice, nil))
         #expect(connection.phase == .drainNoticeSent)
@@ -70,18 +70,58 @@ struct ServerConnectionStateMachineTests {
         #expect(connection.beginDrain() == .sendDrainNotice)
         #expect(connection.beginDrain() == .none)  // once
         #expect(connection.streamOpened() == .accept)  // sent before the client saw the notice
-        #expect(connection.drainNoticeAcknowledged() == .sendGoAway(errorCode: Self.noError, debug: "", closeOnceWritten: false))
+        #expect(connection.drainNoticeAcknowledged() == .sendGoAway(errorCode: Self.noError, debug: ""))
         #expect(connection.drainNoticeAcknowledged() == .none)
         #expect(connection.streamOpened() == .refuse)
-        #expect(connection.streamClosed(at: start) == .none)
-        #expect(connection.streamClosed(at: start) == .close)  // the last one
+        connection.streamClosed(at: start)
+        #expect(connection.phase == .draining)
+        connection.streamClosed(at: start)  // the last one: close once its frames are out
+        #expect(connection.phase == .closingOnceWritten)
+        #expect(connection.outputWritten(sessionWantsIO: true) == .linger)
     }
 
     @Test("a drain with no stream open closes once the final GOAWAY is out")
     func drainIdle() {
         var connection = machine()
         #expect(connection.beginDrain() == .sendDrainNotice)
-        #expect(connection.drainNoticeAcknowledged() == .sendGoAway(errorCode: Self.noError, debug: "", closeOnceWritten: true))
+        #expect(connection.drainNoticeAcknowledged() == .sendGoAway(errorCode: Self.noError, debug: ""))
+        #expect(connection.phase == .closingOnceWritten)
+    }
+
+    @Test("closing: once the last word is written the connection lingers (no more frames), then closes once")
+    func linger() {
+        var connection = machine()
+        #expect(connection.outputWritten(sessionWantsIO: true) == .none)  // an ordinary write
+        #expect(connection.pingReceived(at: start) == .none)
+        connection.protocolFailed()  // nghttp2 queued a GOAWAY PROTOCOL_ERROR
+        #expect(connection.phase == .closingOnceWritten)
+        #expect(connection.streamOpened() == .refuse)
+        #expect(connection.outputWritten(sessionWantsIO: true) == .linger)
+        #expect(!connection.isExchangingFrames)
+        #expect(connection.resetReceived(at: start) == .none)
+        #expect(connection.outputWritten(sessionWantsIO: false) == .none)
+        #expect(connection.lingerEnded() == .close(lingered: true))
+        #expect(connection.lingerEnded() == .none)
+        #expect(connection.phase == .closed)
+    }
+
+    @Test("closing: a session nghttp2 ended by itself lingers once its output is written")
+    func sessionEnded() {
+        var connection = machine()
+        #expect(connection.outputWritten(sessionWantsIO: false) == .linger)
+        #expect(connection.phase == .lingering)
+        #expect(connection.ageGraceEnded() == .none)
+    }
+
+    @Test("preface: a client without SETTINGS by the timeout is closed; one with SETTINGS is not")
+    func preface() {
+        var silent = machine()
+        #expect(silent.prefaceTimeoutPassed() == .close(lingered: false))
+        #expect(silent.phase == .closed)
+        var talking = machine()
+        talking.settingsReceived()
+        #expect(talking.prefaceTimeoutPassed() == .none)
+        #expect(talking.phase == .active)
     }
 
     @Test("age: the age limit drains, and the grace period closes whatever is still open")
@@ -89,7 +129,7 @@ struct ServerConnectionStateMachineTests {
         var connection = machine { $0.maxConnectionAge = .seconds(60); $0.maxConnectionAgeGrace = .seconds(5) }
         #expect(connection.streamOpened() == .accept)
         #expect(connection.ageReached() == .sendDrainNotice)
-        #expect(connection.ageGraceEnded() == .close)
+        #expect(connection.ageGraceEnded() == .close(lingered: false))
         #expect(connection.phase == .closed)
         #expect(connection.ageGraceEnded() == .none)
     }

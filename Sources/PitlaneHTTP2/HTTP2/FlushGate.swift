@@ -4,10 +4,25 @@
 ///
 /// Apart from the ``SessionPump`` on purpose: nghttp2's callbacks reach the gate while the
 /// pump is in the middle of a read, and Swift's exclusivity rules forbid touching the pump then.
+///
+/// A flush may also be deferred to the end of the loop's current batch of tasks
+/// (``deferFlush()``), so that responses many handlers write at once leave in one write.
 struct FlushGate {
     private var receiving = false
     private var flushing = false
     private var again = false
+    private var deferred = false
+
+    /// Asks for a flush after the tasks queued so far; true when the caller must queue it
+    /// (none is queued yet), false when one is queued already.
+    mutating func deferFlush() -> Bool {
+        guard !deferred else { return false }
+        deferred = true
+        return true
+    }
+
+    /// The deferred flush runs now.
+    mutating func deferredFlushRuns() { deferred = false }
 
     /// Bytes are being handed to nghttp2.
     mutating func beginReceiving() { receiving = true }

@@ -20,20 +20,15 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let onClose: @Sendable (any ServerConnection) -> Void
     private var streams: [Int32: ServerStream] = [:]
     private var pump: SessionPump
-    /// Whether a flush may run now; see ``FlushGate``.
+    /// Whether a flush may run now, and whether one is deferred; see ``FlushGate``.
     private var flushGate = FlushGate()
-    /// A flush is queued on the loop (`scheduleFlush`).
-    private var flushScheduled = false
-    /// The socket is closed.
-    private var isClosed = false
-    /// Close as soon as everything queued is written (a final GOAWAY to a misbehaving client).
-    private var closeWhenWritten = false
-    /// The client's preface (its first SETTINGS) arrived; until then the preface timeout runs.
-    private var receivedPreface = false
     /// The pending idle check, if `maxConnectionIdle` is set.
     private var idleTimer: EventLoop.TimerID?
-    /// Ping policy, rapid-reset budget, idle and age, and the graceful drain.
+    /// The connection's life and policy: preface, ping strikes, rapid-reset budget, idle and
+    /// age, the graceful drain, and the lingering close.
     private var management: ServerConnectionStateMachine
+
+    private var isClosed: Bool { management.phase == .closed }
 
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
     ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
@@ -61,9 +56,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         ])
         session.setConnectionWindow(config.connectionWindowBytes)
         try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
-        _ = loop.scheduleTimer(after: config.prefaceTimeout) { [weak self] in
-            guard let self, !self.receivedPreface else { return }
-            self.close()
+        loop.scheduleTimer(after: config.prefaceTimeout) { [weak self] in
+            guard let self else { return }
+            self.perform(self.management.prefaceTimeoutPassed())
         }
         if let idle = config.maxConnectionIdle { checkIdle(after: idle) }
         if let age = config.maxConnectionAge {
@@ -86,8 +81,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         flushGate.beginReceiving()
         let failed = (try? bytes.withUnsafeBytes { try session.receive($0) }) == nil
         flushGate.endReceiving()
+        if failed { management.protocolFailed() }
         flush()
-        if failed { close() }
     }
 
     /// Goes away once the connection has been without streams for `maxConnectionIdle`. One
@@ -117,12 +112,13 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
                 self.perform(self.management.drainNoticeAcknowledged())
             }
             flush()
-        case .sendGoAway(let errorCode, let debug, let closeOnceWritten):
+        case .sendGoAway(let errorCode, let debug):
             session.submitGoAway(errorCode: errorCode, debug: debug)
-            if closeOnceWritten { closeWhenWritten = true }
             scheduleFlush()
-        case .close:
-            close()
+        case .linger:
+            linger()
+        case .close(let lingered):
+            release(lingered: lingered)
         }
     }
 
@@ -132,7 +128,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     // MARK: Socket events
 
     func readable() {
-        guard !isClosed else { return }
+        guard management.isExchangingFrames else { return discardWhileLingering() }
         flushGate.beginReceiving()
         let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
         flushGate.endReceiving()
@@ -147,9 +143,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             close()
         case .failed(let error):
             if let failure = error as? TLSError, failure.isHandshakeFailure { config.onTLSHandshakeFailure?(peer, failure) }
+            if error is SocketError { return close() }
             // A protocol error leaves a GOAWAY (TLS: an alert) queued that says why: send it, then close.
+            management.protocolFailed()
             flush()
-            close()
         }
     }
 
@@ -167,28 +164,69 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     private func flushOnce() {
+        guard management.isExchangingFrames else { return }
         do {
             try pump.write(from: session, to: socket, loop: loop)
         } catch {
             return close()
         }
         if pump.takeResumeReading() { loop.execute { [self] in readable() } }
-        if !session.isActive || (closeWhenWritten && !pump.hasUnsentBytes) { close() }
+        if !pump.hasUnsentBytes { perform(management.outputWritten(sessionWantsIO: session.isActive)) }
+    }
+
+    /// The last word is written: end every RPC, stop writing, and read and discard what the
+    /// client still sends until it closes or the linger time passes, so that its late bytes
+    /// do not make the kernel answer with a reset that destroys what was sent.
+    private func linger() {
+        endStreams()
+        if let idleTimer { _ = loop.cancelTimer(idleTimer) }
+        idleTimer = nil
+        pump.sendCloseNotify(to: socket)
+        do {
+            try socket.shutdownWrite()
+            try loop.setInterest(socket.fileDescriptor, readable: true, writable: false)
+        } catch {
+            return close()
+        }
+        loop.scheduleTimer(after: ServerConnectionStateMachine.lingerTime) { [weak self] in
+            guard let self else { return }
+            self.perform(self.management.lingerEnded())
+        }
+    }
+
+    private func discardWhileLingering() {
+        guard management.phase == .lingering else { return }
+        while true {
+            let count: Int?
+            do { count = try socket.read(into: loop.state.readBuffer) } catch { break }
+            guard let count else { return }  // nothing more for now
+            if count == 0 { break }  // the client closed its side
+        }
+        perform(management.lingerEnded())
     }
 
     /// Closes the socket; every open RPC is cancelled.
     func close() {
         guard !isClosed else { return }
-        isClosed = true
+        let lingered = management.phase == .lingering
         management.closed()
+        release(lingered: lingered)
+    }
+
+    /// The socket, timers and streams go; the state machine is `closed` already.
+    private func release(lingered: Bool) {
         if let idleTimer { _ = loop.cancelTimer(idleTimer) }
         loop.deregister(socket.fileDescriptor)
-        pump.sendCloseNotify(to: socket)
+        if !lingered { pump.sendCloseNotify(to: socket) }
         socket.close()
+        endStreams()
+        onClose(self)
+    }
+
+    private func endStreams() {
         let lost = RPCError(code: .unavailable, message: "the connection closed")
         for stream in streams.values { end(stream, error: lost) }
         streams.removeAll()
-        onClose(self)
     }
 
     /// Stops accepting streams (GOAWAY in two steps); the connection closes when the last
@@ -306,17 +344,16 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
         end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
-        let action = management.streamClosed(at: loop.now)
+        // The last stream of a draining connection: it closes once this stream's last frames are out.
+        management.streamClosed(at: loop.now)
         if streams.isEmpty, let idle = config.maxConnectionIdle, !management.isDraining { checkIdle(after: idle) }
-        // The close waits for the stream's last frames to be written.
-        if action == .close { closeWhenWritten = true }
         scheduleFlush()
     }
 
     func sessionReceivedGoAway(lastStreamID: Int32, errorCode: UInt32) {}
 
     func sessionReceivedSettings() {
-        receivedPreface = true
+        management.settingsReceived()
     }
 
     /// gRPC's ping policy; see ``ServerConnectionStateMachine``. An ACK is the answer to
@@ -447,10 +484,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Flushes after the tasks queued so far have run: responses that many handlers write at
     /// the same moment (a race tick to every follower) leave in one socket write, not one each.
     private func scheduleFlush() {
-        guard !flushScheduled else { return }
-        flushScheduled = true
+        guard flushGate.deferFlush() else { return }
         loop.execute { [self] in
-            flushScheduled = false
+            flushGate.deferredFlushRuns()
             flush()
         }
     }

@@ -20,6 +20,11 @@ import CNGHTTP2
 ///   ACK the final GOAWAY names the last stream taken. The connection closes when its last
 ///   stream ends.
 /// - A misbehaving client's GOAWAY is final at once, and the connection closes once it is out.
+/// - **Closing without losing the last word**: once the final GOAWAY (or the error nghttp2
+///   queued) is written, the connection stops writing and, for `lingerTime`, reads and
+///   discards what the client still sends, then closes. A socket closed with unread bytes
+///   answers with a reset, and a reset can destroy the GOAWAY before the client reads it.
+/// - **Preface**: a client that has not sent its SETTINGS within `prefaceTimeout` is closed.
 struct ServerConnectionStateMachine {
     struct Limits {
         var minimumPingInterval: Duration
@@ -49,7 +54,12 @@ struct ServerConnectionStateMachine {
         case drainNoticeSent
         /// The final GOAWAY is out: no new streams; closes when the last stream ends.
         case draining
-        /// Gone: the socket is closed, or closes as soon as what is queued is written.
+        /// Nothing more will be said: closes (lingering first) as soon as what is queued is written.
+        case closingOnceWritten
+        /// Everything is written and the write side shut down; reading and discarding until
+        /// the client closes or `lingerTime` passes.
+        case lingering
+        /// The socket is closed.
         case closed
     }
 
@@ -58,11 +68,15 @@ struct ServerConnectionStateMachine {
         case none
         /// Submit a GOAWAY with the largest stream id and a PING (the first drain step).
         case sendDrainNotice
-        /// Submit the final GOAWAY: `errorCode` and `debug` say why; `closeOnceWritten` when
-        /// the client misbehaved and the connection ends as soon as the GOAWAY is out.
-        case sendGoAway(errorCode: UInt32, debug: String, closeOnceWritten: Bool)
-        /// Close the connection now.
-        case close
+        /// Submit the final GOAWAY: `errorCode` and `debug` say why. When the connection ends
+        /// with it (`phase` is `closingOnceWritten`), the write that takes it out lingers.
+        case sendGoAway(errorCode: UInt32, debug: String)
+        /// Stop writing (TLS close_notify, then shutdown), read and discard, and arm the
+        /// linger timer, whose end is ``lingerEnded()``.
+        case linger
+        /// Close the socket now (the machine is `closed` already); `lingered` when the
+        /// connection lingered first (TLS close_notify is out).
+        case close(lingered: Bool)
     }
 
     /// What to do with a new stream.
@@ -72,8 +86,13 @@ struct ServerConnectionStateMachine {
         case refuse
     }
 
+    /// How long a closing connection reads and discards before it closes.
+    static let lingerTime: Duration = .seconds(2)
+
     let limits: Limits
     private(set) var phase = Phase.active
+    /// The client's preface (its first SETTINGS) arrived.
+    private(set) var prefaceReceived = false
     private var openStreams = 0
     private var idleSince: ContinuousClock.Instant?
     private var lastPing: ContinuousClock.Instant?
@@ -91,6 +110,28 @@ struct ServerConnectionStateMachine {
     /// Whether a graceful drain has begun (the notice or the final GOAWAY is out).
     var isDraining: Bool { phase == .drainNoticeSent || phase == .draining }
 
+    /// Whether the session still runs: frames are read from and written to the client.
+    var isExchangingFrames: Bool {
+        switch phase {
+        case .active, .drainNoticeSent, .draining, .closingOnceWritten: true
+        case .lingering, .closed: false
+        }
+    }
+
+    // MARK: Preface
+
+    /// The client's first SETTINGS arrived.
+    mutating func settingsReceived() {
+        prefaceReceived = true
+    }
+
+    /// `prefaceTimeout` passed since the connection opened.
+    mutating func prefaceTimeoutPassed() -> Action {
+        guard !prefaceReceived, phase != .closed else { return .none }
+        phase = .closed
+        return .close(lingered: false)
+    }
+
     // MARK: Streams
 
     mutating func streamOpened() -> StreamAdmission {
@@ -100,18 +141,18 @@ struct ServerConnectionStateMachine {
             idleSince = nil
             pingStrikes = 0
             return .accept
-        case .draining, .closed:
+        case .draining, .closingOnceWritten, .lingering, .closed:
             return .refuse
         }
     }
 
-    /// A stream that was accepted ended. Returns `.close` when it was the last one of a
-    /// draining connection.
-    mutating func streamClosed(at now: ContinuousClock.Instant) -> Action {
+    /// A stream that was accepted ended. When it was the last one of a draining connection,
+    /// the connection closes once the stream's last frames are written.
+    mutating func streamClosed(at now: ContinuousClock.Instant) {
         openStreams = max(0, openStreams - 1)
-        guard openStreams == 0 else { return .none }
+        guard openStreams == 0 else { return }
         idleSince = now
-        return phase == .draining ? .close : .none
+        if phase == .draining { phase = .closingOnceWritten }
     }
 
     /// The server sent headers or data: a client measuring a busy connection (BDP pings) is
@@ -140,9 +181,34 @@ struct ServerConnectionStateMachine {
     }
 
     private mutating func goAwayAndClose(debug: String) -> Action {
-        guard phase != .closed else { return .none }
+        guard isExchangingFrames, phase != .closingOnceWritten else { return .none }
+        phase = .closingOnceWritten
+        return .sendGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: debug)
+    }
+
+    /// The client broke the protocol (nghttp2 queued a GOAWAY that says why) or TLS failed (an
+    /// alert is queued): nothing more is read into the session; close once that is written.
+    mutating func protocolFailed() {
+        guard isExchangingFrames else { return }
+        phase = .closingOnceWritten
+    }
+
+    // MARK: Closing
+
+    /// Everything queued is written. `sessionWantsIO` is nghttp2's word on whether the session
+    /// goes on (false once it sent a GOAWAY for an error, or both sides went away).
+    mutating func outputWritten(sessionWantsIO: Bool) -> Action {
+        guard isExchangingFrames else { return .none }
+        guard phase == .closingOnceWritten || !sessionWantsIO else { return .none }
+        phase = .lingering
+        return .linger
+    }
+
+    /// The linger timer fired, or the client closed its side while the connection lingered.
+    mutating func lingerEnded() -> Action {
+        guard phase == .lingering else { return .none }
         phase = .closed
-        return .sendGoAway(errorCode: NGHTTP2_ENHANCE_YOUR_CALM.rawValue, debug: debug, closeOnceWritten: true)
+        return .close(lingered: true)
     }
 
     // MARK: Going away
@@ -159,11 +225,8 @@ struct ServerConnectionStateMachine {
     /// names the last one.
     mutating func drainNoticeAcknowledged() -> Action {
         guard phase == .drainNoticeSent else { return .none }
-        phase = .draining
-        if openStreams == 0 {
-            return .sendGoAway(errorCode: NGHTTP2_NO_ERROR.rawValue, debug: "", closeOnceWritten: true)
-        }
-        return .sendGoAway(errorCode: NGHTTP2_NO_ERROR.rawValue, debug: "", closeOnceWritten: false)
+        phase = openStreams == 0 ? .closingOnceWritten : .draining
+        return .sendGoAway(errorCode: NGHTTP2_NO_ERROR.rawValue, debug: "")
     }
 
     /// The idle check's timer fired: drain when the connection has been without streams for
@@ -183,9 +246,9 @@ struct ServerConnectionStateMachine {
 
     /// `maxConnectionAgeGrace` passed after the age drain: close whatever is open.
     mutating func ageGraceEnded() -> Action {
-        guard phase != .closed else { return .none }
+        guard isExchangingFrames else { return .none }
         phase = .closed
-        return .close
+        return .close(lingered: false)
     }
 
     /// The socket closed or failed, or the connection was closed.
