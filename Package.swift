@@ -30,6 +30,8 @@ let package = Package(
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
         // HTTP/1.1 requests (Debian's libhttp-parser; no pkg-config file, so linked by name).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
+        // WebSocket framing (Debian's libwslay; no pkg-config file, so linked by name).
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CLinux"),  // epoll, eventfd, accept4: in libc, not in Swift's Glibc
 
         // Protocol Buffers: runtime, generator library, protoc plugin, SwiftPM build plugin.
@@ -38,7 +40,7 @@ let package = Package(
 
         // gRPC: the transport-agnostic runtime, and HTTP/2 under it.
         .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
-        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CLinux", "CNGHTTP2", "CHTTPParser", "COpenSSL", "CZlib"]),
+        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CLinux", "CNGHTTP2", "CHTTPParser", "CWslay", "COpenSSL", "CZlib"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",
@@ -57,13 +59,16 @@ let package = Package(
         // What the executables share: options, transport flags, termination signals.
         .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
 
+        // The browser app (races, order tracker, chat), served by the servers from their port.
+        .target(name: "WebApp", dependencies: ["PitlaneHTTP2"], resources: [.copy("Static")]),
+
         // SwiftKart: the race schedule and live races (`make run`), its server and its client.
         .target(
             name: "SwiftKart",
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCommandLine", "Pitlane"]),
+        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCommandLine", "Pitlane", "WebApp"]),
         .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "Pitlane"]),
 
         // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
@@ -75,10 +80,10 @@ let package = Package(
         ),
         .target(
             name: "LiveChat",
-            dependencies: ["Orders", "PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
+            dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "Pitlane"]),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "Pitlane", "WebApp"]),
         .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "Pitlane"]),
         .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
 

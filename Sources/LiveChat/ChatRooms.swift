@@ -25,16 +25,42 @@ public final class ChatRooms: Sendable {
         public init() {}
     }
 
-    /// Someone in a room: what the server sends them waits in `mailbox`.
+    /// Someone in a room: what the server sends them waits in `mailbox`. A gRPC participant
+    /// has its nickname from the join; a WebSocket client of the seed's protocol (a
+    /// ``listen(room:mailbox:)``) takes one with its first message.
     public struct Participant: Sendable {
         public let room: String
-        public let nickname: String
+        /// The nickname given at the join; nil for a listener.
+        public let nickname: String?
         public let mailbox: BoundedMailbox<ChatEvent>
+        /// Tells participants apart, nicknames or not.
+        let key: UInt64
+    }
+
+    /// A participant as the rooms know it now.
+    private struct Member {
+        let participant: Participant
+        /// nil until a listener says something.
+        var nickname: String?
     }
 
     private struct Rooms: ~Copyable {
         var database: SQLiteDatabase
-        var members: [String: [String: Participant]] = [:]
+        var members: [String: [UInt64: Member]] = [:]
+        var nextKey: UInt64 = 0
+
+        mutating func makeKey() -> UInt64 {
+            nextKey += 1
+            return nextKey
+        }
+
+        func member(named nickname: String, in room: String) -> Member? {
+            members[room]?.values.first { $0.nickname == nickname }
+        }
+
+        func nicknames(in room: String) -> [String] {
+            (members[room] ?? [:]).values.compactMap(\.nickname).sorted()
+        }
     }
 
     public let settings: Settings
@@ -55,6 +81,12 @@ public final class ChatRooms: Sendable {
                 PRIMARY KEY (room, id)
             ) WITHOUT ROWID
             """)
+        // Added with the seed's WebSocket chat: the id its clients give themselves.
+        let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('chat_messages') WHERE name = 'sender_id'")
+        _ = try columns.step()
+        if columns.int64(at: 0) == 0 {
+            try database.execute("ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''")
+        }
         self.settings = settings
         rooms = Mutex(Rooms(database: database))
     }
@@ -72,27 +104,35 @@ public final class ChatRooms: Sendable {
         guard !room.isEmpty, !nickname.isEmpty else {
             throw RPCError(code: .invalidArgument, message: "joining needs a room and a nickname")
         }
-        let participant = Participant(room: room, nickname: nickname, mailbox: mailbox)
-        try rooms.withLock { rooms in
-            guard rooms.members[room]?[nickname] == nil else {
+        return try rooms.withLock { rooms in
+            guard rooms.member(named: nickname, in: room) == nil else {
                 throw RPCError(code: .alreadyExists, message: "'\(nickname)' is already in \(room)")
             }
             let history = try Self.recent(room, count: settings.history, in: rooms.database)
-            rooms.members[room, default: [:]][nickname] = participant
-            participant.mailbox.offer(.with {
-                $0.joined = .with { $0.room = room; $0.participants = rooms.members[room]!.keys.sorted() }
-            })
+            let participant = Participant(room: room, nickname: nickname, mailbox: mailbox, key: rooms.makeKey())
+            rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nickname)
+            let participants = rooms.nicknames(in: room)
+            participant.mailbox.offer(.with { $0.joined = .with { $0.room = room; $0.participants = participants } })
             for message in history { participant.mailbox.offer(.with { $0.message = message }) }
-            Self.broadcast(Self.presence(nickname, .joined), to: room, except: nickname, in: &rooms)
+            Self.broadcast(Self.presence(nickname, .joined), to: room, except: participant.key, in: &rooms)
+            return participant
         }
-        return participant
+    }
+
+    /// Enters `room` without a nickname, as a client of the seed's WebSocket chat does: it
+    /// receives what is said from now on; the room hears of it once it says something.
+    public func listen(room: String, mailbox: BoundedMailbox<ChatEvent>) -> Participant {
+        rooms.withLock { rooms in
+            let participant = Participant(room: room, nickname: nil, mailbox: mailbox, key: rooms.makeKey())
+            rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nil)
+            return participant
+        }
     }
 
     /// Leaves the room; the others hear of it.
     public func leave(_ participant: Participant) {
         rooms.withLock { rooms in
-            guard rooms.members[participant.room]?[participant.nickname]?.mailbox === participant.mailbox else { return }
-            Self.remove(participant.nickname, from: participant.room, in: &rooms)
+            Self.remove(participant.key, from: participant.room, in: &rooms)
         }
         participant.mailbox.end(.finished)
     }
@@ -100,9 +140,34 @@ public final class ChatRooms: Sendable {
     /// Stores a message and queues it for everyone in the room, the sender included.
     @discardableResult
     public func send(_ text: String, from participant: Participant) throws -> ChatMessage {
+        try send(text, from: participant, nickname: nil, senderID: "")
+    }
+
+    /// Sends as a client of the seed's WebSocket chat, which names itself in every message:
+    /// `nickname` (the room hears that it joined, the first time) and `senderID`, the id the
+    /// client gave itself, which the message carries back to it.
+    @discardableResult
+    public func send(_ text: String, from participant: Participant, nickname: String, senderID: String) throws -> ChatMessage {
+        guard !nickname.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs a nickname") }
+        return try send(text, from: participant, nickname: Optional(nickname), senderID: senderID)
+    }
+
+    private func send(_ text: String, from participant: Participant, nickname named: String?, senderID: String) throws -> ChatMessage {
         guard !text.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs text") }
         guard text.utf8.count <= 4_096 else { throw RPCError(code: .invalidArgument, message: "messages are at most 4096 bytes") }
+        guard senderID.utf8.count <= 256 else { throw RPCError(code: .invalidArgument, message: "ids are at most 256 bytes") }
         return try rooms.withLock { rooms in
+            guard var member = rooms.members[participant.room]?[participant.key] else {
+                throw RPCError(code: .failedPrecondition, message: "not in \(participant.room)")
+            }
+            if let named, member.nickname != named {
+                guard named.utf8.count <= 64 else { throw RPCError(code: .invalidArgument, message: "nicknames are at most 64 bytes") }
+                let first = member.nickname == nil
+                member.nickname = named
+                rooms.members[participant.room]?[participant.key] = member
+                if first { Self.broadcast(Self.presence(named, .joined), to: participant.room, except: participant.key, in: &rooms) }
+            }
+            let nickname = member.nickname ?? ""
             let now = Self.now()
             // One write transaction, taken up front (BEGIN IMMEDIATE waits out the order log's
             // writers on the same file): a read upgraded to a write mid-way fails at once with
@@ -111,13 +176,16 @@ public final class ChatRooms: Sendable {
                 let id = try Self.nextMessageID(in: participant.room, of: rooms.database)
                 let message = ChatMessage.with {
                     $0.id = id
-                    $0.nickname = participant.nickname
+                    $0.nickname = nickname
                     $0.text = text
                     $0.sentAt = now
+                    $0.senderID = senderID
                 }
-                try rooms.database.prepare("INSERT INTO chat_messages (room, id, nickname, text, sent_at) VALUES (?, ?, ?, ?, ?)")
-                    .bind(.text(participant.room), .integer(message.id), .text(message.nickname), .text(text),
-                          .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)))
+                try rooms.database.prepare("""
+                    INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)
+                    """)
+                    .bind(.text(participant.room), .integer(message.id), .text(nickname), .text(text),
+                          .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(senderID))
                     .run()
                 return message
             }
@@ -136,14 +204,14 @@ public final class ChatRooms: Sendable {
 
     /// Who is in `room` now.
     public func participants(in room: String) -> [String] {
-        rooms.withLock { $0.members[room].map { $0.keys.sorted() } ?? [] }
+        rooms.withLock { $0.nicknames(in: room) }
     }
 
     /// Disconnects everyone with `.unavailable`: the server is shutting down.
     public func shutdown() {
         let everyone = rooms.withLock { rooms in
             defer { rooms.members.removeAll() }
-            return rooms.members.values.flatMap(\.values)
+            return rooms.members.values.flatMap(\.values).map(\.participant)
         }
         for participant in everyone {
             participant.mailbox.end(.failed(RPCError(code: .unavailable, message: "the server is shutting down; join again")))
@@ -154,23 +222,23 @@ public final class ChatRooms: Sendable {
 
     /// Queues `event` for the room; participants whose queue overflows are removed (the room
     /// hears they left).
-    private static func broadcast(_ event: ChatEvent, to room: String, except nickname: String?, in rooms: inout Rooms) {
-        var overflowed: [String] = []
-        for (name, participant) in rooms.members[room] ?? [:] where name != nickname {
-            if !participant.mailbox.offer(event) { overflowed.append(name) }
+    private static func broadcast(_ event: ChatEvent, to room: String, except key: UInt64?, in rooms: inout Rooms) {
+        var overflowed: [UInt64] = []
+        for (other, member) in rooms.members[room] ?? [:] where other != key {
+            if !member.participant.mailbox.offer(event) { overflowed.append(other) }
         }
-        for name in overflowed { remove(name, from: room, in: &rooms) }
+        for other in overflowed { remove(other, from: room, in: &rooms) }
     }
 
-    private static func remove(_ nickname: String, from room: String, in rooms: inout Rooms) {
-        rooms.members[room]?[nickname] = nil
+    private static func remove(_ key: UInt64, from room: String, in rooms: inout Rooms) {
+        guard let member = rooms.members[room]?.removeValue(forKey: key) else { return }
         if rooms.members[room]?.isEmpty == true { rooms.members[room] = nil }
-        broadcast(presence(nickname, .left), to: room, except: nil, in: &rooms)
+        if let nickname = member.nickname { broadcast(presence(nickname, .left), to: room, except: nil, in: &rooms) }
     }
 
     private static func recent(_ room: String, count: Int, in database: SQLiteDatabase) throws -> [ChatMessage] {
         let statement = try database.prepare("""
-            SELECT id, nickname, text, sent_at FROM chat_messages WHERE room = ? ORDER BY id DESC LIMIT ?
+            SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? ORDER BY id DESC LIMIT ?
             """)
         try statement.bind(.text(room), .int(count))
         var messages: [ChatMessage] = []
@@ -181,6 +249,7 @@ public final class ChatRooms: Sendable {
                 $0.nickname = statement.text(at: 1)
                 $0.text = statement.text(at: 2)
                 $0.sentAt = Google_Protobuf_Timestamp(seconds: sentAt / 1_000_000_000, nanos: Int32(sentAt % 1_000_000_000))
+                $0.senderID = statement.text(at: 4)
             })
         }
         return messages.reversed()

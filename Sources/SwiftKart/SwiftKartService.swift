@@ -55,6 +55,18 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
         }
     }
 
+    /// `FollowRace` with one request: its race and event types, until the race is over.
+    public func watchRace(
+        request: FollowRaceRequest, response: RPCWriter<FollowRaceResponse>, context: ServerContext
+    ) async throws {
+        let race = try await race(named: request.raceName)
+        let follower = tracker.follow(race, eventTypes: Set(request.eventTypes))
+        defer { tracker.leave(follower) }
+        for try await event in follower {
+            try await response.write(event)
+        }
+    }
+
     private func race(named name: String) async throws -> ScheduledRace {
         guard !name.isEmpty else {
             throw RPCError(code: .invalidArgument, message: "the first FollowRaceRequest must name a race")

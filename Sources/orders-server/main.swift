@@ -6,14 +6,17 @@ import Orders
 import Pitlane
 import PitlaneHealth
 import PitlaneCommandLine
+import WebApp
 
 let usage = """
     usage: orders-server [--host 127.0.0.1] [--port 8090] [--unix PATH] [--database data/orders.sqlite]
                          [--tokens TOKEN=USER,...] [--staff USER,...]
                          [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
-                         [--min-ping-interval 5]
+                         [--min-ping-interval 5] [--ws-max-message 65536]
                          [--cors-origins https://app.example,...]
+      The web app is at http://HOST:PORT/; the seed's WebSocket chat at ws://HOST:PORT/ (room
+      "lobby") and ws://HOST:PORT/rooms/ROOM, sharing the rooms with gRPC chat clients.
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
       staff reach every order. Default tokens: alice-token=alice,bob-token=bob,staff-token=staff.
     """
@@ -26,7 +29,7 @@ do {
     let options = try CommandLineOptions(
         Array(CommandLine.arguments.dropFirst()),
         valueOptions: CommandLineOptions.transportOptions.union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
-                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams"]))
+                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message"]))
     let databasePath = options["database"] ?? "data/orders.sqlite"
     try makeParentDirectory(of: databasePath)
 
@@ -57,6 +60,11 @@ do {
     config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
     // Watchers and chatters hold streams open for long and ping to keep them honest.
     config.minimumPingInterval = try options.minimumPingInterval(default: 5)
+    // The seed's WebSocket chat clients share the rooms, and the web app is served, on the same port.
+    var webSocketLimits = WebSocketLimits()
+    webSocketLimits.maxMessageBytes = max(125, try options.integer("ws-max-message", default: webSocketLimits.maxMessageBytes))
+    config.webSocket = SeedChatEndpoint.endpoint(rooms: rooms, limits: webSocketLimits)
+    config.staticFiles = try WebApp.files()
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health],

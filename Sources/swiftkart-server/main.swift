@@ -4,6 +4,7 @@ import Pitlane
 import PitlaneHealth
 import PitlaneCommandLine
 import SwiftKart
+import WebApp
 
 let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
@@ -33,6 +34,8 @@ do {
     config.cors = options.corsPolicy()
     config.minimumPingInterval = try options.minimumPingInterval(default: 300)
     config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
+    // The web app (schedule and live race map) on the same port: http://HOST:PORT/races.html.
+    config.staticFiles = try WebApp.files()
     let security = try options.serverSecurity()
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])

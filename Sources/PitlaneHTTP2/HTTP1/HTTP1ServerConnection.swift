@@ -21,8 +21,8 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     let accept: HTTP2ServerConnection.Acceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
     private let parser: HTTP1Parser
-    /// nil for plaintext; its handshake is complete (``TLSHandshaker``).
-    private let tls: TLSEngine?
+    /// The socket, through TLS (whose handshake is complete, ``TLSHandshaker``) or not.
+    private let channel: ByteChannel
     var output = HTTP1Output()
     /// Bytes read after a complete request: the next, pipelined one, parsed once the
     /// current response is written.
@@ -38,8 +38,15 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     /// Whether `waitTimer` is running the head timeout (a request has begun).
     private var waitingForHead = false
 
+    /// A WebSocket upgrade accepted in the request's head; the switch happens once the
+    /// parser has stopped after the head.
+    private var pendingUpgrade: (head: HTTPRequestHead, response: [UInt8], handler: WebSocketEndpoint.Handler)?
+    private let webSockets: WebSocketHandOff?
+
     private enum Phase {
         case open
+        /// The socket belongs to a WebSocket connection now.
+        case upgraded
         /// Write what is queued, then close (after lingering).
         case closingAfterWrite
         /// The write side is shut; reading and discarding until the client closes or the
@@ -49,14 +56,16 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     }
 
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
-         accept: @escaping HTTP2ServerConnection.Acceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+         accept: @escaping HTTP2ServerConnection.Acceptor, webSockets: WebSocketHandOff? = nil,
+         onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+        self.webSockets = webSockets
         self.socket = socket
         self.loop = loop
         self.config = config
         self.peer = peer
         self.accept = accept
         self.onClose = onClose
-        self.tls = tls
+        channel = ByteChannel(socket: socket, tls: tls)
         limits = config.http1
         protocolSettings = config.protocolSettings
         parser = HTTP1Parser(maxHeaderBytes: limits.maxHeaderBytes)
@@ -79,11 +88,10 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     // MARK: Socket events
 
     func readable() {
-        // One TLS record's plaintext at most per read, so a record never waits half read.
-        let buffer = tls == nil ? loop.state.readBuffer : UnsafeMutableRawBufferPointer(rebasing: loop.state.readBuffer.prefix(16_384))
-        while phase != .closed && !readingPaused {
+        let buffer = channel.readBuffer(loop.state.readBuffer)
+        while phase != .closed && phase != .upgraded && !readingPaused {
             let count: Int
-            switch read(into: buffer) {
+            switch channel.read(into: buffer, flush: flush) {
             case .bytes(let read): count = read
             case .wouldBlock: return
             case .end: return endOfInput()
@@ -94,46 +102,9 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         }
     }
 
-    private enum ReadOutcome {
-        case bytes(Int)
-        case wouldBlock
-        case end
-        case failed
-    }
-
-    /// Plaintext from the socket, or through the TLS engine.
-    private func read(into buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
-        do {
-            guard let tls else {
-                guard let count = try socket.read(into: buffer) else { return .wouldBlock }
-                return count > 0 ? .bytes(count) : .end
-            }
-            while true {
-                switch tls.readPlaintext(into: buffer) {
-                case .bytes(let count): return .bytes(count)
-                case .needsCiphertext:
-                    switch try tls.readCiphertext(from: socket) {
-                    case .received: continue
-                    case .wouldBlock: return .wouldBlock
-                    case .endOfStream: return .end
-                    case .bufferFull: return .failed
-                    }
-                case .needsFlush:
-                    // OpenSSL has an answer to write first; `writable` reads on.
-                    flush()
-                    return .wouldBlock
-                case .closedByPeer: return .end
-                case .failed: return .failed
-                }
-            }
-        } catch {
-            return .failed
-        }
-    }
-
     func writable() {
         flush()
-        if tls != nil { readable() }
+        if channel.tls != nil { readable() }
     }
 
     func errorOrHangUp() { close() }
@@ -206,6 +177,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         do {
             let taken = try parser.parse(bytes)
             if taken < bytes.count { unparsed.append(contentsOf: bytes[taken...]) }
+            if let upgrade = pendingUpgrade { return switchToWebSocket(upgrade) }
         } catch {
             switch error {
             case .stopped: return
@@ -241,6 +213,16 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         if received.version.minor >= 1, head.header("host") == nil { return reject(400, "an HTTP/1.1 request needs a host header") }
         if let length = head.header("content-length").flatMap(Int.init), length > limits.maxBodyBytes {
             return reject(413, "the request body of \(length) bytes exceeds \(limits.maxBodyBytes)")
+        }
+        switch WebSocketHandshake.evaluate(head, isHTTP11: received.version.minor >= 1, endpoint: webSockets == nil ? nil : config.webSocket,
+                                           cors: config.cors) {
+        case .notAnUpgrade:
+            break
+        case .refuse(let status, let headers, let reason):
+            return reject(status, reason, headers: headers)
+        case .accept(let response, let handler):
+            pendingUpgrade = (head, response, handler)
+            return true
         }
         requestsStarted += 1
         let exchange = HTTP1Exchange(
@@ -301,7 +283,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     /// Answers a request that cannot be served with `status` and closes. Returns false, for
     /// the parser callbacks that call it: parsing stops.
     @discardableResult
-    private func reject(_ status: Int, _ reason: String) -> Bool {
+    private func reject(_ status: Int, _ reason: String, headers: [(name: String, value: String)] = []) -> Bool {
         guard phase == .open else { return false }
         if let exchange {
             end(exchange, error: RPCError(code: .cancelled, message: "the request was rejected: \(reason)"))
@@ -313,7 +295,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
             }
         }
         let body = Array((reason + "\n").utf8)
-        output.appendHead(HTTPResponseHead(status: status, headers: [("content-type", "text/plain")]), framing: .length(body.count), closing: true)
+        output.appendHead(HTTPResponseHead(status: status, headers: [("content-type", "text/plain")] + headers), framing: .length(body.count), closing: true)
         output.appendBody(body, chunked: false, outbound: nil)
         phase = .closingAfterWrite
         flush()
@@ -323,20 +305,10 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     // MARK: Writing
 
     func flush() {
-        guard phase != .closed, phase != .lingering else { return }
+        guard phase == .open || phase == .closingAfterWrite else { return }
         do {
-            var remaining: Bool
-            if let tls {
-                remaining = try output.write { bytes in
-                    guard try tls.writeCiphertext(to: socket) else { return nil }
-                    let taken = try tls.writePlaintext(bytes)
-                    _ = try tls.writeCiphertext(to: socket)
-                    return taken
-                }
-                if !remaining { remaining = try !tls.writeCiphertext(to: socket) }
-            } else {
-                remaining = try output.write { try socket.write($0) }
-            }
+            var remaining = try output.write { try channel.write($0) }
+            if !remaining { remaining = try !channel.finishWriting() }
             if remaining != wantsWritable {
                 wantsWritable = remaining
                 updateInterest()
@@ -348,7 +320,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     }
 
     private func updateInterest() {
-        guard phase != .closed else { return }
+        guard phase != .closed, phase != .upgraded else { return }
         do {
             try loop.setInterest(socket.fileDescriptor, readable: !readingPaused || phase == .lingering, writable: wantsWritable)
         } catch {
@@ -360,11 +332,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     /// kernel does not answer it with a reset that could destroy the response.
     private func linger() {
         phase = .lingering
-        if let tls {
-            tls.shutdown()
-            _ = try? tls.writeCiphertext(to: socket)
-        }
-        try? socket.shutdownWrite()
+        channel.shutdownWrite()
         readingPaused = false
         updateInterest()
         armWait(Self.lingerTime, forHead: false)
@@ -396,9 +364,25 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
 
     // MARK: Closing
 
+    /// The socket and what the client sent after its upgrade request go to a WebSocket
+    /// connection, which answers 101 and runs the handler.
+    private func switchToWebSocket(_ upgrade: (head: HTTPRequestHead, response: [UInt8], handler: WebSocketEndpoint.Handler)) {
+        guard let webSockets, let endpoint = config.webSocket else { return }
+        pendingUpgrade = nil
+        phase = .upgraded
+        cancelWait()
+        loop.deregister(socket.fileDescriptor)
+        let next = WebSocketConnection(
+            socket: socket, loop: loop, tls: channel.tls, peer: peer, head: upgrade.head, limits: endpoint.limits,
+            handshakeResponse: upgrade.response, receivedAlready: unparsed, onClose: onClose)
+        unparsed = []
+        webSockets.takeOver(self, next)
+        if !webSockets.run(next, upgrade.handler) { next.drain() }
+    }
+
     /// Closes the socket; a call in progress is cancelled.
     func close() {
-        guard phase != .closed else { return }
+        guard phase != .closed, phase != .upgraded else { return }
         phase = .closed
         cancelWait()
         loop.deregister(socket.fileDescriptor)

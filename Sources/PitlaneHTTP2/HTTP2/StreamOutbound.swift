@@ -1,14 +1,23 @@
 import PitlaneCore
 import Synchronization
 
-/// The bytes a stream's writer (a handler or client task) has queued for its connection's
-/// event loop, and the backpressure between them: writers wait while more than
-/// `highWatermark` bytes are queued, and the loop resumes them as it sends.
+/// The bytes a stream's writers (a handler or client task; a WebSocket's several senders)
+/// have queued for its connection's event loop, and the backpressure between them: writers
+/// wait while more than `highWatermark` bytes are queued, and the loop resumes them as it
+/// sends.
 final class StreamOutbound: Sendable {
     private struct State {
         var queuedBytes = 0
         var closed: RPCError?
-        var waiter: CheckedContinuation<Void, any Error>?
+        /// Usually one; more when several tasks write to one WebSocket.
+        var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
+        var nextWaiter = 0
+
+        mutating func takeWaiters() -> [CheckedContinuation<Void, any Error>] {
+            guard !waiters.isEmpty else { return [] }
+            defer { waiters.removeAll() }
+            return Array(waiters.values)
+        }
     }
 
     private let state = Mutex(State())
@@ -33,44 +42,43 @@ final class StreamOutbound: Sendable {
             return state.queuedBytes > highWatermark
         }
         guard mustWait else { return }
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let ready: Result<Void, any Error>? = state.withLock { state in
                     if let closed = state.closed { return .failure(closed) }
                     if state.queuedBytes <= highWatermark { return .success(()) }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiter = continuation
+                    state.waiters[id] = continuation
                     return nil
                 }
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
-            state.withLock { state in
-                defer { state.waiter = nil }
-                return state.waiter
-            }?.resume(throwing: CancellationError())
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
         }
     }
 
-    /// The loop sent `bytes`; wakes the writer once the queue is below the watermark.
+    /// The loop sent `bytes`; wakes the writers once the queue is below the watermark.
     func sent(_ bytes: Int) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.queuedBytes -= bytes
-            guard state.queuedBytes <= highWatermark else { return nil }
-            defer { state.waiter = nil }
-            return state.waiter
+            guard state.queuedBytes <= highWatermark else { return [] }
+            return state.takeWaiters()
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// The stream is gone (reset, or the connection closed): writers fail with `error`.
     func close(_ error: RPCError) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             if state.closed == nil { state.closed = error }
-            defer { state.waiter = nil }
-            return state.waiter
+            return state.takeWaiters()
         }
-        waiter?.resume(throwing: error)
+        for waiter in waiters { waiter.resume(throwing: error) }
     }
 }
 

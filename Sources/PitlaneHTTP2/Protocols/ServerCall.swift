@@ -8,6 +8,7 @@ struct ServerProtocolSettings: Sendable {
     var cors: CORSPolicy
     var maxMessageBytes: Int
     var responseCompression: CompressionAlgorithm?
+    var staticFiles: StaticFiles?
 }
 
 /// One RPC as the protocol that carries it sees it, the same over HTTP/1.1 and HTTP/2: what
@@ -57,6 +58,9 @@ struct ServerCall {
     static func start(_ head: HTTPRequestHead, overHTTP2: Bool, settings: ServerProtocolSettings) -> Start {
         if head.method == "OPTIONS", head.header("access-control-request-method") != nil {
             return .respond(settings.cors.preflightResponse(to: head), body: [])
+        }
+        if head.method == "GET", let files = settings.staticFiles, let file = files.file(at: head.pathAndQuery.path) {
+            return .respond(file.responseHead, body: file.bytes)
         }
         guard head.method == "POST" || head.method == "GET" else {
             return .respond(HTTPResponseHead(status: 405, headers: [("allow", "GET, POST")]), body: [])

@@ -61,6 +61,11 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var cors = CORSPolicy.sameOriginOnly
         /// Limits of HTTP/1.1 connections (gRPC-Web and Connect from browsers and `curl`).
         public var http1 = HTTP1Limits()
+        /// WebSocket connections on the same port (an HTTP/1.1 upgrade). Default nil: upgrade
+        /// requests get 404.
+        public var webSocket: WebSocketEndpoint?
+        /// Files served for `GET` requests that name them (a web app). Default nil.
+        public var staticFiles: StaticFiles?
         /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
         /// Default real time; tests step a ``ManualClock``.
         public var timeSource = TimeSource.continuous
@@ -82,7 +87,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public static var defaults: Config { Config() }
 
         var protocolSettings: ServerProtocolSettings {
-            ServerProtocolSettings(served: protocols, cors: cors, maxMessageBytes: maxMessageBytes, responseCompression: responseCompression)
+            ServerProtocolSettings(served: protocols, cors: cors, maxMessageBytes: maxMessageBytes, responseCompression: responseCompression,
+                                   staticFiles: staticFiles)
         }
     }
 
@@ -97,11 +103,17 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
     }
 
-    private struct Accepted: Sendable {
-        let loop: EventLoop
-        let stream: ServerRPCStream
-        let context: ServerTransportContext
-        let cancellation: RPCCancellationHandle
+    /// Work for the server's task group: an RPC, or a WebSocket connection's handler.
+    private enum Accepted: Sendable {
+        case rpc(loop: EventLoop, stream: ServerRPCStream, context: ServerTransportContext, cancellation: RPCCancellationHandle)
+        case webSocket(WebSocketConnection, WebSocketEndpoint.Handler)
+
+        var loop: EventLoop {
+            switch self {
+            case .rpc(let loop, _, _, _): loop
+            case .webSocket(let connection, _): connection.loop
+            }
+        }
     }
 
     /// Where a server listens.
@@ -201,9 +213,15 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let onLoops = config.runsHandlersOnEventLoops
         await withTaskExecutorPreference(onLoops ? acceptor.loop : nil) {
             await withDiscardingTaskGroup { group in
-                for await rpc in accepted {
-                    group.addTask(executorPreference: onLoops ? rpc.loop : nil) {
-                        await rpc.cancellation.run { await streamHandler(rpc.stream, rpc.context) }
+                for await work in accepted {
+                    group.addTask(executorPreference: onLoops ? work.loop : nil) {
+                        switch work {
+                        case .rpc(_, let stream, let context, let cancellation):
+                            await cancellation.run { await streamHandler(stream, context) }
+                        case .webSocket(let connection, let handler):
+                            let finished = (try? await handler(connection.webSocket)) != nil
+                            connection.loop.execute { connection.handlerEnded(failed: !finished) }
+                        }
                     }
                 }
             }
@@ -234,7 +252,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
         let accept: HTTP2ServerConnection.Acceptor = { [acceptor] stream, context, cancellation in
-            if case .enqueued = acceptor.yield(Accepted(loop: loop, stream: stream, context: context, cancellation: cancellation)) {
+            if case .enqueued = acceptor.yield(.rpc(loop: loop, stream: stream, context: context, cancellation: cancellation)) {
                 return true
             }
             return false
@@ -257,6 +275,15 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                 next.close()
             }
         }
+        let webSockets = config.webSocket.map { _ in
+            WebSocketHandOff(
+                takeOver: { first, next in takeOver(first, next) { try next.start() } },
+                run: { [acceptor] connection, handler in
+                    if case .enqueued = acceptor.yield(.webSocket(connection, handler)) { return true }
+                    return false
+                }
+            )
+        }
         let connection: any ServerConnection
         if let tls {
             let engine: TLSEngine
@@ -273,7 +300,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                     // Plaintext may wait inside the engine already: read it now, the loop will not say.
                     if engine.speaksHTTP1 {
                         let next = HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
-                                                         accept: accept, onClose: onClose)
+                                                         accept: accept, webSockets: webSockets, onClose: onClose)
                         takeOver(handshaker, next) { try next.start(); next.readable() }
                     } else {
                         let next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
@@ -294,7 +321,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                         takeOver(sniffer, next) { try next.start(receivedAlready: bytes) }
                     case .http1:
                         let next = HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
-                                                         accept: accept, onClose: onClose)
+                                                         accept: accept, webSockets: webSockets, onClose: onClose)
                         takeOver(sniffer, next) { try next.start(receivedAlready: bytes) }
                     }
                 },

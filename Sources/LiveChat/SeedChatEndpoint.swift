@@ -1,0 +1,127 @@
+import PitlaneCore
+import PitlaneHTTP2
+import PitlaneProtobuf
+
+/// The seed's WebSocket chat (a Node.js `ws` server) on a Pitlane server, bridged to
+/// ``ChatRooms``: its clients, unchanged, share rooms with gRPC `Chat` clients.
+///
+/// - `ws://host/` is the default room, `ws://host/rooms/{room}` any other.
+/// - A client sends text frames `{"id": …, "nickname": …, "text": …}`; everyone in the room,
+///   the sender included, gets each message as the same JSON, in the room's one order, stored
+///   with the gRPC clients' messages. A gRPC client's messages carry its nickname as `id`.
+/// - Joins and leaves come as messages from `"id": "server"`: gRPC participants as they join
+///   and leave; WebSocket clients once their first message names them, and when they go.
+/// - A message that is not such JSON (malformed, a field missing or of the wrong type, a
+///   binary frame) gets a `"server"` notice naming the problem, to its sender only; invalid
+///   UTF-8 closes the connection with 1007.
+/// - A client that falls `ChatRooms.Settings.backlog` events behind is closed with 1008.
+public enum SeedChatEndpoint {
+    /// The room `/` names.
+    public static let defaultRoom = "lobby"
+
+    public static func endpoint(rooms: ChatRooms, limits: WebSocketLimits = WebSocketLimits()) -> WebSocketEndpoint {
+        WebSocketEndpoint(limits: limits) { path in
+            guard let room = room(at: path) else { return nil }
+            return { socket in await serve(socket, in: room, rooms: rooms) }
+        }
+    }
+
+    /// The room a path names: `/` (with any query) the default room, `/rooms/{room}` that room.
+    static func room(at path: String) -> String? {
+        let path = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        if path == "/" { return defaultRoom }
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].isEmpty, parts[1] == "rooms", !parts[2].isEmpty, parts[2].utf8.count <= 64 else { return nil }
+        return String(parts[2])
+    }
+
+    static func serve(_ socket: WebSocket, in room: String, rooms: ChatRooms) async {
+        let mailbox = rooms.makeMailbox()
+        let participant = rooms.listen(room: room, mailbox: mailbox)
+        defer { rooms.leave(participant) }
+        await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await forward(mailbox, to: socket) }
+            group.addTask {
+                for try await message in socket.messages {
+                    if let problem = receive(message, from: participant, rooms: rooms) {
+                        try await socket.send(text: notice("your message was not sent: \(problem)"))
+                    }
+                }
+            }
+            // Whichever ends first ends the connection: the client's close, or the room's end.
+            _ = await group.nextResult()
+            group.cancelAll()
+        }
+    }
+
+    /// The room's events, as the seed's JSON, until the mailbox ends.
+    private static func forward(_ mailbox: BoundedMailbox<ChatEvent>, to socket: WebSocket) async throws {
+        do {
+            while let event = try await mailbox.next() {
+                if let text = frame(for: event) { try await socket.send(text: text) }
+            }
+        } catch let error as RPCError where error.code == .resourceExhausted {
+            socket.close(.policyViolation, reason: "too slow: you fell behind the room")
+        } catch let error as RPCError where error.code == .unavailable {
+            socket.close(.goingAway, reason: "the server is shutting down")
+        }
+    }
+
+    /// Sends a client's message to the room; what is wrong with it, if anything.
+    private static func receive(_ message: WebSocketMessage, from participant: ChatRooms.Participant, rooms: ChatRooms) -> String? {
+        guard case .text(let text) = message else { return "send JSON text frames, not binary ones" }
+        let said: Chat_Seed_SeedChatMessage
+        do {
+            said = try Chat_Seed_SeedChatMessage(jsonString: text, options: lenient)
+        } catch let error as ProtobufJSONError {
+            return "it is not {\"id\", \"nickname\", \"text\"} JSON: \(error.reason) at byte \(error.offset)"
+        } catch {
+            return "\(error)"
+        }
+        for (name, present) in [("id", said.hasId), ("nickname", said.hasNickname), ("text", said.hasText)] where !present {
+            return "it has no \"\(name)\""
+        }
+        do {
+            try rooms.send(said.text, from: participant, nickname: said.nickname, senderID: said.id)
+            return nil
+        } catch let error as RPCError {
+            return error.message
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Fields other clients may add are ignored, as the seed's server ignored them.
+    private static let lenient: JSONDecodingOptions = {
+        var options = JSONDecodingOptions()
+        options.ignoreUnknownFields = true
+        return options
+    }()
+
+    /// An event as the seed's clients expect it; nil for events they have no form for.
+    static func frame(for event: ChatEvent) -> String? {
+        switch event.event {
+        case .message(let message):
+            return json(id: message.senderID.isEmpty ? message.nickname : message.senderID,
+                        nickname: message.nickname, text: message.text)
+        case .presence(let presence):
+            return notice("\(presence.nickname) \(presence.change == .joined ? "joined" : "left")")
+        case .joined, nil:
+            return nil
+        }
+    }
+
+    static func notice(_ text: String) -> String {
+        json(id: "server", nickname: "server", text: text)
+    }
+
+    private static func json(id: String, nickname: String, text: String) -> String {
+        let message = Chat_Seed_SeedChatMessage.with {
+            $0.id = id
+            $0.nickname = nickname
+            $0.text = text
+        }
+        // Three set strings always encode.
+        return (try? message.jsonString()) ?? "{}"
+    }
+}
