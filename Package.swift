@@ -163,6 +163,10 @@ let package = Package(
             dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
         ),
         .testTarget(
+            name: "WebAppTests",
+            dependencies: ["TestSupport", "swiftkart-server", "orders-server", "orders", "chat"]
+        ),
+        .testTarget(
             name: "SeedPortTests",
             dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]

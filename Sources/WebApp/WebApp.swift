@@ -2,25 +2,35 @@ import Foundation
 import PitlaneHTTP2
 
 /// The browser app (races, order tracker, chat): plain HTML, CSS and JavaScript in
-/// `Static/`, shipped as the package's resources and read once at startup.
+/// `Static/`, which SwiftPM copies beside the executables (`Pitlane_WebApp.resources`); read
+/// once at startup.
 public enum WebApp {
-    /// Every file of the app, for ``HTTP2ServerTransport/Config/staticFiles``.
-    public static func files() throws -> StaticFiles {
-        guard let root = Bundle.module.url(forResource: "Static", withExtension: nil) else {
-            throw WebAppMissing(description: "the web app's files are not beside the executable (\(Bundle.module.bundlePath))")
-        }
+    /// The folder SwiftPM puts beside each executable.
+    static let bundleName = "Pitlane_WebApp.resources"
+
+    /// Every file of the app, for ``HTTP2ServerTransport/Config/staticFiles``: from `root`
+    /// when given, else from the resources beside the running executable. nil when there is
+    /// no such folder (an executable copied without its resources): the server then serves
+    /// its RPCs only.
+    public static func files(root: String? = nil) throws -> StaticFiles? {
+        let executable = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0])
+        let candidates = [root].compactMap { $0 }
+            + [executable.deletingLastPathComponent().appending(path: bundleName).appending(path: "Static").path]
+        guard let folder = candidates.first(where: { isDirectory($0) }) else { return nil }
+        let base = URL(filePath: folder).standardizedFileURL.path
         var files: [String: [UInt8]] = [:]
-        let base = root.standardizedFileURL.path
-        let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: [.isRegularFileKey])
-        while let url = walker?.nextObject() as? URL {
-            guard (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
-            let path = url.standardizedFileURL.path
-            files[String(path.dropFirst(base.count + 1))] = Array(try Data(contentsOf: url))
+        let walker = FileManager.default.enumerator(atPath: base)
+        while let relative = walker?.nextObject() as? String {
+            let path = base + "/" + relative
+            guard !isDirectory(path) else { continue }
+            files[relative] = Array(try Data(contentsOf: URL(filePath: path)))
         }
         return StaticFiles(files)
     }
 
-    public struct WebAppMissing: Error, CustomStringConvertible {
-        public var description: String
+    private static func isDirectory(_ path: String) -> Bool {
+        var directory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
     }
 }

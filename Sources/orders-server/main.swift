@@ -14,7 +14,7 @@ let usage = """
                          [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
                          [--min-ping-interval 5] [--ws-max-message 65536]
-                         [--cors-origins https://app.example,...]
+                         [--cors-origins https://app.example,...] [--web-root DIR]
       The web app is at http://HOST:PORT/; the seed's WebSocket chat at ws://HOST:PORT/ (room
       "lobby") and ws://HOST:PORT/rooms/ROOM, sharing the rooms with gRPC chat clients.
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
@@ -29,7 +29,7 @@ do {
     let options = try CommandLineOptions(
         Array(CommandLine.arguments.dropFirst()),
         valueOptions: CommandLineOptions.transportOptions.union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
-                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message"]))
+                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]))
     let databasePath = options["database"] ?? "data/orders.sqlite"
     try makeParentDirectory(of: databasePath)
 
@@ -64,7 +64,8 @@ do {
     var webSocketLimits = WebSocketLimits()
     webSocketLimits.maxMessageBytes = max(125, try options.integer("ws-max-message", default: webSocketLimits.maxMessageBytes))
     config.webSocket = SeedChatEndpoint.endpoint(rooms: rooms, limits: webSocketLimits)
-    config.staticFiles = try WebApp.files()
+    config.staticFiles = try WebApp.files(root: options["web-root"])
+    if config.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health],

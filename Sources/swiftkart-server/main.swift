@@ -9,7 +9,8 @@ import WebApp
 let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
                             [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100] [--min-ping-interval 300]
-                            [--cors-origins https://app.example,...]
+                            [--cors-origins https://app.example,...] [--web-root DIR]
+      The web app (schedule, live race map) is at http://HOST:PORT/races.html.
     """
 
 func log(_ message: String) {
@@ -18,7 +19,7 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                         valueOptions: CommandLineOptions.transportOptions.union(["database", "speed", "seed", "max-streams"]))
+                                         valueOptions: CommandLineOptions.transportOptions.union(["database", "speed", "seed", "max-streams", "web-root"]))
     let databasePath = options["database"] ?? "data/swiftkart.sqlite"
     try makeParentDirectory(of: databasePath)
     let database = try RaceDB(path: databasePath)
@@ -35,7 +36,8 @@ do {
     config.minimumPingInterval = try options.minimumPingInterval(default: 300)
     config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
     // The web app (schedule and live race map) on the same port: http://HOST:PORT/races.html.
-    config.staticFiles = try WebApp.files()
+    config.staticFiles = try WebApp.files(root: options["web-root"])
+    if config.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
     let security = try options.serverSecurity()
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: [RaceService(database: database, tracker: tracker), health])
