@@ -3,6 +3,7 @@
 #   make test   install what is missing, run every test suite
 #   make bench  install what is missing, run the benchmarks against their peers
 #   make soak   build release, run mixed traffic for MINUTES (5), fail on growth after warm-up
+#   make screenshots   the web app's pages in headless Chromium, as PNGs in docs/screenshots
 
 SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
@@ -12,7 +13,7 @@ export PATH := $(VENV)/bin:$(PATH)
 
 MINUTES ?= 5
 
-.PHONY: bootstrap build run test bench soak clean
+.PHONY: bootstrap build run test bench soak screenshots clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -38,6 +39,12 @@ bench: bootstrap
 # threads grow after the warm-up (scripts/soak; PITLANE_BIN picks other executables).
 soak: build
 	@scripts/soak $(MINUTES)
+
+# The browser test (Tests/Peers/browser_peer.py) against the debug servers, keeping a PNG of
+# each page for the README.
+screenshots: bootstrap
+	swift build
+	.venv/bin/python Tests/Peers/browser_peer.py --bin .build/debug --screenshots docs/screenshots
 
 clean:
 	rm -rf .build

@@ -100,15 +100,22 @@ struct Recorder {
     }
 }
 
-try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: options.port))) { client in
-    let bench = Bench_V1_Bench.Client(wrapping: client)
-    if options.idleStreams > 0 {
-        try await holdIdleStreams(bench, count: options.idleStreams)
-    } else if options.unaryLatency {
-        try await measureUnary(bench)
-    } else {
-        try await measureStreams(bench)
+// A failure (a reset stream, a server that went away) ends the run with its status and a
+// line that says what happened, not a crash report.
+do {
+    try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: options.port))) { client in
+        let bench = Bench_V1_Bench.Client(wrapping: client)
+        if options.idleStreams > 0 {
+            try await holdIdleStreams(bench, count: options.idleStreams)
+        } else if options.unaryLatency {
+            try await measureUnary(bench)
+        } else {
+            try await measureStreams(bench)
+        }
     }
+} catch {
+    fputs("pitlane-bench-client: \(error)\n", stderr)
+    exit(1)
 }
 
 /// Sequential unary calls on one connection, one in flight: the latency a lone caller sees.

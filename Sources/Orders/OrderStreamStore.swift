@@ -120,6 +120,8 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
                 if try await watch() { attempt = 0 }
             } catch {
                 if Task.isCancelled || error is CancellationError { break }
+                // A watch that went live and then failed starts the backoff over.
+                if case .live = connectionState { attempt = 0 }
                 switch Self.classify(error, duringBootstrap: bootstrapping) {
                 case .fatal(let message):
                     await set(.failed(message))

@@ -2,8 +2,10 @@
 files, named checks that record a failure instead of stopping, and the closing report
 ("ok NAME" / "FAIL NAME: why" lines, then "checks: N ok, M failed"), and a way out that
 cannot hang."""
+import atexit
 import importlib
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,6 +15,8 @@ def generate_stubs(proto_dir, *protos):
     """Runs grpc_tools' protoc on `protos` (paths below `proto_dir`) into a new directory on
     the import path; returns that directory."""
     out = tempfile.mkdtemp(prefix="pitlane-stubs-")
+    # Imported modules stay loaded; the files are not needed once the peer exits.
+    atexit.register(shutil.rmtree, out, True)
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
                     "-I", proto_dir, *protos], check=True)
     sys.path.insert(0, out)

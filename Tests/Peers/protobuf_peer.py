@@ -19,11 +19,13 @@
 Record format: three length-prefixed fields (u32 little-endian length, then bytes).
 """
 import argparse
+import atexit
 import glob
 import importlib
 import math
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -43,6 +45,7 @@ NARROWER = {"pitlane.test.proto3.AllTypes": "pitlane.test.proto3.Subset"}
 def compile_protos(proto_dir):
     """Generates _pb2 modules into a temporary folder and imports them all."""
     out = tempfile.mkdtemp(prefix="pitlane-pb2-")
+    atexit.register(shutil.rmtree, out, True)
     protos = sorted(os.path.basename(p) for p in glob.glob(os.path.join(proto_dir, "*.proto")))
     subprocess.run([PROTOC, f"--python_out={out}", "-I", proto_dir, *protos], check=True)
     sys.path.insert(0, out)

@@ -7,10 +7,12 @@ preflights; and `curl` with JSON.
   web_peer.py --port P --protos DIR --service swiftkart|orders
 """
 import argparse
+import atexit
 import base64
 import importlib
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -37,6 +39,7 @@ def generate_connect_stubs(proto_dir, proto):
     global _stub_package
     if _stub_package is None:
         root = tempfile.mkdtemp(prefix="pitlane-connect-stubs-")
+        atexit.register(shutil.rmtree, root, True)
         _stub_package = os.path.join(root, "connectstubs")
         os.mkdir(_stub_package)
         open(os.path.join(_stub_package, "__init__.py"), "w").close()

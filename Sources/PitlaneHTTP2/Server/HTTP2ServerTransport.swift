@@ -401,12 +401,26 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                 logToStandardError("pitlane: cannot accept connections on \(transport.address) (\(error)); pausing accepts, open connections carry on")
             }
             pause = next
-            try? loop.setInterest(listener.fileDescriptor, readable: false, writable: false)
-            loop.scheduleTimer(after: next) { [weak self] in
-                guard let self, self.listener.isOpen else { return }
-                try? self.loop.setInterest(self.listener.fileDescriptor, readable: true, writable: false)
-                self.readable()
+            do {
+                try loop.setInterest(listener.fileDescriptor, readable: false, writable: false)
+            } catch {
+                // Still readable: the loop calls again at once and finds the same failure;
+                // the pause then only delays the log, not the spin. Nothing better is left.
+                logToStandardError("pitlane: cannot pause accepting on \(transport.address) (\(error))")
             }
+            loop.scheduleTimer(after: next) { [weak self] in self?.resume() }
+        }
+
+        private func resume() {
+            guard listener.isOpen else { return }
+            do {
+                try loop.setInterest(listener.fileDescriptor, readable: true, writable: false)
+            } catch {
+                logToStandardError("pitlane: cannot resume accepting on \(transport.address) (\(error)); trying again")
+                loop.scheduleTimer(after: pause ?? Self.firstPause) { [weak self] in self?.resume() }
+                return
+            }
+            readable()
         }
 
         func writable() {}
