@@ -114,7 +114,8 @@ do {
         }
     }
 } catch {
-    fputs("pitlane-bench-client: \(error)\n", stderr)
+    let line = Array("pitlane-bench-client: \(error)\n".utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     exit(1)
 }
 
