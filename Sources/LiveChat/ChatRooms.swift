@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Orders
 import PitlaneCore
@@ -65,6 +66,9 @@ public final class ChatRooms: Sendable {
 
     public let settings: Settings
     private let rooms: Mutex<Rooms>
+    private let waiting = Mutex(WaitingSends())
+    /// Where sends are committed, away from the event loops.
+    private let writer = DispatchQueue(label: "pitlane.chat.writer")
 
     /// Opens (creating) the message store at `path`.
     public init(path: String, settings: Settings = Settings()) throws {
@@ -137,61 +141,114 @@ public final class ChatRooms: Sendable {
         participant.mailbox.end(.finished)
     }
 
-    /// Stores a message and queues it for everyone in the room, the sender included.
+    /// Stores a message and queues it for everyone in the room, the sender included; returns
+    /// once it is committed and queued.
     @discardableResult
-    public func send(_ text: String, from participant: Participant) throws -> ChatMessage {
-        try send(text, from: participant, nickname: nil, senderID: "")
+    public func send(_ text: String, from participant: Participant) async throws -> ChatMessage {
+        try await send(SendRequest(participant: participant, text: text, nickname: nil, senderID: ""))
     }
 
     /// Sends as a client of the seed's WebSocket chat, which names itself in every message:
     /// `nickname` (the room hears that it joined, the first time) and `senderID`, the id the
     /// client gave itself, which the message carries back to it.
     @discardableResult
-    public func send(_ text: String, from participant: Participant, nickname: String, senderID: String) throws -> ChatMessage {
+    public func send(_ text: String, from participant: Participant, nickname: String, senderID: String) async throws -> ChatMessage {
         guard !nickname.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs a nickname") }
-        return try send(text, from: participant, nickname: Optional(nickname), senderID: senderID)
+        guard nickname.utf8.count <= 64 else { throw RPCError(code: .invalidArgument, message: "nicknames are at most 64 bytes") }
+        guard senderID.utf8.count <= 256 else { throw RPCError(code: .invalidArgument, message: "ids are at most 256 bytes") }
+        return try await send(SendRequest(participant: participant, text: text, nickname: nickname, senderID: senderID))
     }
 
-    private func send(_ text: String, from participant: Participant, nickname named: String?, senderID: String) throws -> ChatMessage {
-        guard !text.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs text") }
-        guard text.utf8.count <= 4_096 else { throw RPCError(code: .invalidArgument, message: "messages are at most 4096 bytes") }
-        guard senderID.utf8.count <= 256 else { throw RPCError(code: .invalidArgument, message: "ids are at most 256 bytes") }
-        return try rooms.withLock { rooms in
-            guard var member = rooms.members[participant.room]?[participant.key] else {
-                throw RPCError(code: .failedPrecondition, message: "not in \(participant.room)")
+    private struct SendRequest {
+        let participant: Participant
+        let text: String
+        /// The nickname a seed client gives with the message; nil for gRPC participants.
+        let nickname: String?
+        let senderID: String
+    }
+
+    /// Sends wait here for the writer; it takes all that waits as one batch.
+    private struct WaitingSends: ~Copyable {
+        var sends: [(SendRequest, CheckedContinuation<ChatMessage, any Error>)] = []
+        var writing = false
+    }
+
+    private func send(_ request: SendRequest) async throws -> ChatMessage {
+        guard !request.text.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs text") }
+        guard request.text.utf8.count <= 4_096 else { throw RPCError(code: .invalidArgument, message: "messages are at most 4096 bytes") }
+        return try await withCheckedThrowingContinuation { continuation in
+            let startWriter = waiting.withLock { waiting in
+                waiting.sends.append((request, continuation))
+                defer { waiting.writing = true }
+                return !waiting.writing
             }
-            if let named, member.nickname != named {
-                guard named.utf8.count <= 64 else { throw RPCError(code: .invalidArgument, message: "nicknames are at most 64 bytes") }
-                let first = member.nickname == nil
-                member.nickname = named
-                rooms.members[participant.room]?[participant.key] = member
-                if first { Self.broadcast(Self.presence(named, .joined), to: participant.room, except: participant.key, in: &rooms) }
-            }
-            let nickname = member.nickname ?? ""
-            let now = Self.now()
-            // One write transaction, taken up front (BEGIN IMMEDIATE waits out the order log's
-            // writers on the same file): a read upgraded to a write mid-way fails at once with
-            // SQLITE_BUSY instead, and the send with it.
-            let message = try rooms.database.transaction {
-                let id = try Self.nextMessageID(in: participant.room, of: rooms.database)
-                let message = ChatMessage.with {
-                    $0.id = id
-                    $0.nickname = nickname
-                    $0.text = text
-                    $0.sentAt = now
-                    $0.senderID = senderID
-                }
-                try rooms.database.prepare("""
-                    INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)
-                    """)
-                    .bind(.text(participant.room), .integer(message.id), .text(nickname), .text(text),
-                          .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(senderID))
-                    .run()
-                return message
-            }
-            Self.broadcast(.with { $0.message = message }, to: participant.room, except: nil, in: &rooms)
-            return message
+            if startWriter { writer.async { self.writeWaitingSends() } }
         }
+    }
+
+    /// On the writer's queue, never an event loop: a commit waits for the disk (with
+    /// `synchronous = FULL`, for an fsync), and the messages that arrive meanwhile go in the
+    /// next commit together — a burst of a thousand messages is a few commits, not a thousand.
+    private func writeWaitingSends() {
+        while true {
+            let batch = waiting.withLock { waiting in
+                defer { waiting.sends = [] }
+                if waiting.sends.isEmpty { waiting.writing = false }
+                return waiting.sends
+            }
+            guard !batch.isEmpty else { return }
+            let results = rooms.withLock { rooms in store(batch.map(\.0), in: &rooms) }
+            for ((_, continuation), result) in zip(batch, results) { continuation.resume(with: result) }
+        }
+    }
+
+    /// Stores a batch in one transaction and queues its messages in order; inside the lock, so
+    /// that no join reads the history between the commit and the broadcast.
+    private func store(_ batch: [SendRequest], in rooms: inout Rooms) -> [Result<ChatMessage, any Error>] {
+        let now = Self.now()
+        var results: [Result<ChatMessage, any Error>] = []
+        var nextIDs: [String: Int64] = [:]
+        do {
+            // BEGIN IMMEDIATE waits out the order log's writers on the same file.
+            try rooms.database.transaction {
+                for request in batch {
+                    let room = request.participant.room
+                    guard var member = rooms.members[room]?[request.participant.key] else {
+                        results.append(.failure(RPCError(code: .failedPrecondition, message: "not in \(room)")))
+                        continue
+                    }
+                    if let named = request.nickname, member.nickname != named {
+                        let first = member.nickname == nil
+                        member.nickname = named
+                        rooms.members[room]?[request.participant.key] = member
+                        if first { Self.broadcast(Self.presence(named, .joined), to: room, except: request.participant.key, in: &rooms) }
+                    }
+                    let id = try nextIDs[room] ?? Self.nextMessageID(in: room, of: rooms.database)
+                    nextIDs[room] = id + 1
+                    let message = ChatMessage.with {
+                        $0.id = id
+                        $0.nickname = member.nickname ?? ""
+                        $0.text = request.text
+                        $0.sentAt = now
+                        $0.senderID = request.senderID
+                    }
+                    try rooms.database.prepare("""
+                        INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)
+                        """)
+                        .bind(.text(room), .integer(message.id), .text(message.nickname), .text(message.text),
+                              .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
+                        .run()
+                    results.append(.success(message))
+                }
+            }
+        } catch {
+            return batch.map { _ in .failure(error) }
+        }
+        for (request, result) in zip(batch, results) {
+            guard case .success(let message) = result else { continue }
+            Self.broadcast(.with { $0.message = message }, to: request.participant.room, except: nil, in: &rooms)
+        }
+        return results
     }
 
     /// The id the next message of `room` gets; its statement is finished before it returns.

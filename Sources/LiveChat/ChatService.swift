@@ -23,7 +23,7 @@ public struct ChatService: Chat_V1_ChatRoom.SimpleServiceProtocol {
                     case (.join(let join), nil):
                         participant = try rooms.join(room: join.room, nickname: join.nickname, mailbox: mailbox)
                     case (.send(let send), let sender?):
-                        try rooms.send(send.text, from: sender)
+                        try await rooms.send(send.text, from: sender)
                     case (.join, let member?):
                         throw RPCError(code: .failedPrecondition, message: "already in \(member.room)")
                     case (.send, nil), (nil, nil):

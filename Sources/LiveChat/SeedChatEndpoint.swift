@@ -22,7 +22,11 @@ public enum SeedChatEndpoint {
     public static func endpoint(rooms: ChatRooms, limits: WebSocketLimits = WebSocketLimits()) -> WebSocketEndpoint {
         WebSocketEndpoint(limits: limits) { path in
             guard let room = room(at: path) else { return nil }
-            return { socket in await serve(socket, in: room, rooms: rooms) }
+            // In the room before the 101 goes out: what anyone says once the client has its
+            // answer reaches it.
+            let mailbox = rooms.makeMailbox()
+            let participant = rooms.listen(room: room, mailbox: mailbox)
+            return { socket in await serve(socket, as: participant, rooms: rooms) }
         }
     }
 
@@ -35,15 +39,13 @@ public enum SeedChatEndpoint {
         return String(parts[2])
     }
 
-    static func serve(_ socket: WebSocket, in room: String, rooms: ChatRooms) async {
-        let mailbox = rooms.makeMailbox()
-        let participant = rooms.listen(room: room, mailbox: mailbox)
+    static func serve(_ socket: WebSocket, as participant: ChatRooms.Participant, rooms: ChatRooms) async {
         defer { rooms.leave(participant) }
         await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await forward(mailbox, to: socket) }
+            group.addTask { try await forward(participant.mailbox, to: socket) }
             group.addTask {
                 for try await message in socket.messages {
-                    if let problem = receive(message, from: participant, rooms: rooms) {
+                    if let problem = await receive(message, from: participant, rooms: rooms) {
                         try await socket.send(text: notice("your message was not sent: \(problem)"))
                     }
                 }
@@ -68,7 +70,7 @@ public enum SeedChatEndpoint {
     }
 
     /// Sends a client's message to the room; what is wrong with it, if anything.
-    private static func receive(_ message: WebSocketMessage, from participant: ChatRooms.Participant, rooms: ChatRooms) -> String? {
+    private static func receive(_ message: WebSocketMessage, from participant: ChatRooms.Participant, rooms: ChatRooms) async -> String? {
         guard case .text(let text) = message else { return "send JSON text frames, not binary ones" }
         let said: Chat_Seed_SeedChatMessage
         do {
@@ -82,7 +84,7 @@ public enum SeedChatEndpoint {
             return "it has no \"\(name)\""
         }
         do {
-            try rooms.send(said.text, from: participant, nickname: said.nickname, senderID: said.id)
+            try await rooms.send(said.text, from: participant, nickname: said.nickname, senderID: said.id)
             return nil
         } catch let error as RPCError {
             return error.message

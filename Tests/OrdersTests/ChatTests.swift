@@ -164,7 +164,7 @@ struct ChatTests {
         let fast = try rooms.join(room: "r", nickname: "fast", mailbox: rooms.makeMailbox())
         var events: [ChatEvent] = []  // what the fast one reads as it goes
         for index in 0..<20 {
-            try rooms.send("m\(index)", from: fast)
+            try await rooms.send("m\(index)", from: fast)
             while let event = fast.mailbox.poll() { events.append(event) }
         }
         #expect(rooms.participants(in: "r") == ["fast"])

@@ -82,6 +82,7 @@ struct HTTP1Output {
     static func reason(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
+        case 101: "Switching Protocols"
         case 200: "OK"
         case 204: "No Content"
         case 400: "Bad Request"
@@ -94,6 +95,7 @@ struct HTTP1Output {
         case 413: "Content Too Large"
         case 414: "URI Too Long"
         case 415: "Unsupported Media Type"
+        case 426: "Upgrade Required"
         case 429: "Too Many Requests"
         case 431: "Request Header Fields Too Large"
         case 499: "Client Closed Request"

@@ -6,8 +6,8 @@ protocol WSLayContextDelegate: AnyObject {
     func wslayRead(into buffer: UnsafeMutableRawBufferPointer) -> WSLayContext.Transfer
     /// Writes what it can of `bytes` to the client.
     func wslayWrite(_ bytes: UnsafeRawBufferPointer) -> WSLayContext.Transfer
-    /// A frame began: the client is alive.
-    func wslayFrameStarted()
+    /// A frame began: the client is alive. Its header is here to check what wslay lets pass.
+    func wslayFrameStarted(final: Bool, opcode: UInt8, payloadLength: UInt64)
     /// A whole message (fragments joined) or a control frame arrived; `closeCode` for close
     /// frames (1005 when the frame had none).
     func wslayReceived(opcode: UInt8, payload: UnsafeRawBufferPointer, closeCode: UInt16)
@@ -44,8 +44,10 @@ final class WSLayContext {
                 return owner.report(outcome, context)
             },
             genmask_callback: nil,
-            on_frame_recv_start_callback: { _, _, user in
-                WSLayContext.owner(user).delegate?.wslayFrameStarted()
+            on_frame_recv_start_callback: { _, argument, user in
+                guard let frame = argument?.pointee else { return }
+                WSLayContext.owner(user).delegate?.wslayFrameStarted(
+                    final: frame.fin != 0, opcode: frame.opcode, payloadLength: frame.payload_length)
             },
             on_frame_recv_chunk_callback: nil,
             on_frame_recv_end_callback: nil,

@@ -39,8 +39,16 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         case open
         /// A close frame is queued or sent, or came: no more messages out.
         case closing
+        /// Our close frame is out after an error, and the client may still be sending: the
+        /// write side is shut, and what arrives is read and dropped until the client closes or
+        /// `closeTimeout` passes, so that the kernel does not answer it with a reset that
+        /// could destroy the close frame.
+        case lingering
         case closed
     }
+
+    /// The socket reached its end or failed (not a protocol error).
+    private var inputEnded = false
 
     /// The handler's view of this connection.
     private(set) var webSocket: WebSocket!
@@ -83,9 +91,47 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
     // MARK: Socket events
 
     func readable() {
+        if phase == .lingering { return discardInput() }
         guard phase != .closed, !readingPaused else { return }
-        guard wslay.receive() else { return connectionLost() }
+        guard wslay.receive() else { return receiveFailed() }
         flush()
+    }
+
+    /// wslay gave up: the socket ended, or the client broke the protocol. For the latter
+    /// wslay queues a close frame without a code; the RFC's answer is 1002, written here as
+    /// the four bytes of an unmasked close frame instead.
+    private func receiveFailed() {
+        guard !inputEnded else { return connectionLost() }
+        if !wslay.closeSent {
+            let protocolError: [UInt8] = [0x88, 0x02, 0x03, 0xEA]  // FIN + close, 2 bytes: 1002
+            _ = try? protocolError.withUnsafeBytes { try channel.write($0) }
+            _ = try? channel.finishWriting()
+        }
+        if !wslay.closeReceived { inbound.finish(throwing: WebSocketClosed(reason: "the client broke the WebSocket protocol")) }
+        linger()
+    }
+
+    private func linger() {
+        guard phase != .closed, phase != .lingering else { return }
+        phase = .lingering
+        outbound.close(RPCError(code: .unavailable, message: "the connection is closing"))
+        channel.shutdownWrite()
+        readingPaused = false
+        wantsWritable = false
+        updateInterest()
+        armCloseTimer()
+        discardInput()
+    }
+
+    private func discardInput() {
+        let buffer = channel.readBuffer(loop.state.readBuffer)
+        while true {
+            switch channel.read(into: buffer, flush: {}) {
+            case .bytes: continue
+            case .wouldBlock: return
+            case .end, .failed: return finishClose()
+            }
+        }
     }
 
     func writable() {
@@ -108,7 +154,9 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         switch channel.read(into: buffer, flush: flush) {
         case .bytes(let count): return .bytes(count)
         case .wouldBlock: return .wouldBlock
-        case .end, .failed: return .failed
+        case .end, .failed:
+            inputEnded = true
+            return .failed
         }
     }
 
@@ -121,8 +169,16 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         }
     }
 
-    func wslayFrameStarted() {
+    func wslayFrameStarted(final: Bool, opcode: UInt8, payloadLength: UInt64) {
         keepalive.frameReceived()
+        // RFC 6455 §5.5: control frames are never fragmented and carry at most 125 bytes; a
+        // close frame's payload is empty or a two-byte code first. wslay answers these with a
+        // close frame without a code; the RFC's answer is 1002.
+        guard opcode & 0x8 != 0 else { return }
+        if !final || payloadLength > 125 || (opcode == WSLayContext.close && payloadLength == 1) {
+            close(.protocolError, reason: "malformed control frame")
+            wslay.stopReading()
+        }
     }
 
     func wslayReceived(opcode: UInt8, payload: UnsafeRawBufferPointer, closeCode: UInt16) {
@@ -181,7 +237,7 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
     }
 
     func flush() {
-        guard phase != .closed else { return }
+        guard phase != .closed, phase != .lingering else { return }
         do {
             while !handshakeResponse.isEmpty {
                 let written = try handshakeResponse.withUnsafeBytes { try channel.write($0) }
@@ -192,7 +248,9 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
             let ciphertextWritten = try channel.finishWriting()
             releaseSent()
             if !wslay.wantsRead && !wslay.wantsWrite && ciphertextWritten {
-                return finishClose()  // both close frames are through
+                // Both close frames are through; or ours went after an error, and the client's
+                // may never come.
+                return wslay.closeReceived ? finishClose() : linger()
             }
             wantWritable(wslay.wantsWrite || !ciphertextWritten)
         } catch {

@@ -18,6 +18,10 @@ public struct WebSocketEndpoint: Sendable {
     /// Frame, message, queue and time limits.
     public var limits: WebSocketLimits
     /// The handler for an upgrade request's path (with its query); nil answers 404.
+    ///
+    /// It runs on the connection's event loop before the 101 response is queued, so what
+    /// must exist before the client may speak (a place in a chat room) can be set up here;
+    /// keep it quick. The handler then runs, unless the server is shutting down.
     public var route: @Sendable (_ path: String) -> Handler?
 
     public init(limits: WebSocketLimits = WebSocketLimits(), route: @escaping @Sendable (_ path: String) -> Handler?) {

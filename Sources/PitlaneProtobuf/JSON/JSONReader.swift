@@ -44,6 +44,20 @@ public struct JSONReader {
         index += 1
     }
 
+    /// What the next value is, in words, for errors.
+    func describeNextValue() -> String {
+        guard index < bytes.count else { return "the end of the input" }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return "an object"
+        case UInt8(ascii: "["): return "an array"
+        case UInt8(ascii: "\""): return "a string"
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return "a boolean"
+        case UInt8(ascii: "n"): return "null"
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return "a number"
+        default: return "'\(Character(Unicode.Scalar(bytes[index])))'"
+        }
+    }
+
     mutating func consumeLiteral(_ literal: String) -> Bool {
         let text = Array(literal.utf8)
         guard index + text.count <= bytes.count, Array(bytes[index..<index + text.count]) == text else { return false }
@@ -141,7 +155,8 @@ public struct JSONReader {
     // MARK: Strings
 
     public mutating func readString() throws -> String {
-        try expect(UInt8(ascii: "\""))
+        guard try peek() == UInt8(ascii: "\"") else { throw error("expected a string, found \(describeNextValue())") }
+        index += 1
         var output: [UInt8] = []
         while true {
             guard index < bytes.count else { throw error("unterminated string") }

@@ -76,7 +76,15 @@ extension Message {
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         try reader.beginObject()
         while let name = try reader.nextKey() {
-            if try !decodeJSONField(named: name, from: &reader) {
+            let known: Bool
+            do {
+                known = try decodeJSONField(named: name, from: &reader)
+            } catch var failure as ProtobufJSONError {
+                // Names the field, outermost first: `field "a": field "b": expected a string`.
+                failure.reason = "field \"\(name)\": " + failure.reason
+                throw failure
+            }
+            if !known {
                 guard reader.options.ignoreUnknownFields else {
                     throw reader.error("no field named \"\(name)\" in \(Self.protoMessageName)")
                 }
