@@ -35,7 +35,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
                         if let follower = selection.follower {
                             tracker.change(follower, eventTypes: Set(message.eventTypes))
                         } else {
-                            let race = try await self.race(named: message.raceName)
+                            let race = try await self.race(named: message.raceName, for: "FollowRace")
                             selection.start(tracker.follow(race, eventTypes: Set(message.eventTypes)))
                         }
                     }
@@ -59,7 +59,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
     public func watchRace(
         request: FollowRaceRequest, response: RPCWriter<FollowRaceResponse>, context: ServerContext
     ) async throws {
-        let race = try await race(named: request.raceName)
+        let race = try await race(named: request.raceName, for: "WatchRace")
         let follower = tracker.follow(race, eventTypes: Set(request.eventTypes))
         defer { tracker.leave(follower) }
         for try await event in follower {
@@ -67,9 +67,10 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
         }
     }
 
-    private func race(named name: String) async throws -> ScheduledRace {
+    private func race(named name: String, for method: String) async throws -> ScheduledRace {
         guard !name.isEmpty else {
-            throw RPCError(code: .invalidArgument, message: "the first FollowRaceRequest must name a race")
+            let which = method == "FollowRace" ? "the first FollowRaceRequest" : "the request"
+            throw RPCError(code: .invalidArgument, message: "\(method): \(which) must name a race (race_name)")
         }
         guard let race = try await database.race(named: name) else {
             throw RPCError(code: .notFound, message: "no race named '\(name)'")

@@ -59,8 +59,9 @@ struct ServerCall {
         if head.method == "OPTIONS", head.header("access-control-request-method") != nil {
             return .respond(settings.cors.preflightResponse(to: head), body: [])
         }
-        if head.method == "GET", let files = settings.staticFiles, let file = files.file(at: head.pathAndQuery.path) {
-            return .respond(file.responseHead, body: file.bytes)
+        if head.method == "GET" || head.method == "HEAD", let files = settings.staticFiles, let file = files.file(at: head.pathAndQuery.path) {
+            let (response, body) = file.response(to: head)
+            return .respond(response, body: body)
         }
         guard head.method == "POST" || head.method == "GET" else {
             return .respond(HTTPResponseHead(status: 405, headers: [("allow", "GET, POST")]), body: [])

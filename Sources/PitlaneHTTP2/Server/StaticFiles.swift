@@ -10,6 +10,16 @@ public struct StaticFiles: Sendable {
     struct File: Sendable {
         let bytes: [UInt8]
         let responseHead: HTTPResponseHead
+        /// A strong validator: the content's FNV-1a hash.
+        let etag: String
+
+        /// The answer to a GET or HEAD: the file, or 304 when the client's copy is current.
+        func response(to head: HTTPRequestHead) -> (HTTPResponseHead, body: [UInt8]) {
+            if let known = head.header("if-none-match"), known.split(separator: ",").contains(where: { $0.trimmingCharacters(in: " ") == etag }) {
+                return (HTTPResponseHead(status: 304, headers: [("etag", etag), ("cache-control", "no-cache")]), [])
+            }
+            return (responseHead, head.method == "HEAD" ? [] : bytes)
+        }
     }
 
     private var files: [String: File] = [:]
@@ -19,13 +29,16 @@ public struct StaticFiles: Sendable {
     public init(_ files: [String: [UInt8]]) {
         for (path, bytes) in files {
             let name = path.hasPrefix("/") ? path : "/" + path
+            let etag = "\"" + String(bytes.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }, radix: 16) + "\""
             let head = HTTPResponseHead(status: 200, headers: [
                 ("content-type", Self.contentType(of: name)),
-                // Always revalidated: a deployment changes the app under a running browser.
+                // Revalidated on each load (cheaply, by ETag): a deployment changes the app
+                // under a running browser.
                 ("cache-control", "no-cache"),
+                ("etag", etag),
                 ("x-content-type-options", "nosniff"),
             ])
-            self.files[name] = File(bytes: bytes, responseHead: head)
+            self.files[name] = File(bytes: bytes, responseHead: head, etag: etag)
         }
     }
 
