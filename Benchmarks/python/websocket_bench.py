@@ -17,7 +17,9 @@
 Everything runs against 127.0.0.1 in one asyncio loop (the driver is one process on one core):
 the 1,000 copies of a message are read one after another, so the later ones wait for the
 earlier ones; "first copy" is each message's earliest arrival, the figure one receiver would
-see. Every wait is bounded, and so is the whole run (--limit). Exits 1 if a figure is
+see. Below each broadcast: the CPU the server and the driver used meanwhile, and what
+everything else used of their cores (/proc/stat), which shows other load on the machine.
+Every wait is bounded, and so is the whole run (--limit). Exits 1 if a figure is
 incomplete (fewer connections or arrivals than asked for).
 """
 import argparse
@@ -25,6 +27,7 @@ import asyncio
 import importlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -74,6 +77,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def core_busy_seconds():
+    """Busy time of every CPU so far, by number (/proc/stat: all but idle and iowait)."""
+    busy = {}
+    with open("/proc/stat") as stat:
+        for line in stat:
+            name, *ticks = line.split()
+            if name.startswith("cpu") and name != "cpu":
+                user, nice, system, _idle, _iowait, irq, softirq, steal = (int(t) for t in ticks[:8])
+                busy[int(name[3:])] = (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    return busy
+
+
+def pinned_core(pid):
+    """The one CPU a process may run on, or None."""
+    cores = os.sched_getaffinity(pid)
+    return next(iter(cores)) if len(cores) == 1 else None
+
+
 def descriptors(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
@@ -93,8 +114,25 @@ def ms(ns):
 
 
 def why(error):
+    if isinstance(error, grpc.RpcError) and hasattr(error, "code"):
+        return f"{error.code().name}: {error.details()}"
     text = str(error) or repr(error)
     return f"{type(error).__name__}: {text}"
+
+
+def limit_nofile():
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def server_nofile(pid):
+    try:
+        with open(f"/proc/{pid}/limits") as limits:
+            for line in limits:
+                if line.startswith("Max open files"):
+                    return int(line.split()[3])
+    except (OSError, ValueError):
+        pass
+    return "?"
 
 
 async def open_ws(port, room):
@@ -120,6 +158,10 @@ async def close_ws(sockets, batch=500):
 async def idle_connections(args):
     room = f"idle-{uuid.uuid4().hex[:8]}"
     loop = asyncio.get_running_loop()
+    # One connection first, opened and closed, so that what the server sets up once is not
+    # counted per connection.
+    await close_ws([await asyncio.wait_for(open_ws(args.port, f"{room}-warm-up"), WAIT)])
+    await asyncio.sleep(0.5)
     before = rss_kib(args.server_pid)
     fds_before = descriptors(args.server_pid)
     sockets, error = [], None
@@ -145,27 +187,13 @@ async def idle_connections(args):
               f"({args.batch} at a time; server +{fds:,} descriptors)")
     else:
         print(f"idle WebSocket connections: only {opened:,} of {args.connections:,} opened in {took:.1f} s: {error} "
-              f"(descriptor limit: driver {limit_nofile()}, server {server_nofile(args.server_pid)})")
+              f"(descriptors: the driver's limit {limit_nofile()}; the server holds {descriptors(args.server_pid):,} "
+              f"of its {server_nofile(args.server_pid)})")
     per = (after - before) / opened if opened else float("nan")
-    print(f"  server RSS {before:,} KiB before, {after:,} KiB after: {per:.1f} KiB per connection")
+    print(f"  server RSS {before:,} KiB before (after one warm-up connection), {after:,} KiB after: "
+          f"{per:.1f} KiB per connection")
     await close_ws(sockets)
     return error is None
-
-
-def limit_nofile():
-    import resource
-    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-
-
-def server_nofile(pid):
-    try:
-        with open(f"/proc/{pid}/limits") as limits:
-            for line in limits:
-                if line.startswith("Max open files"):
-                    return int(line.split()[3])
-    except (OSError, ValueError):
-        pass
-    return "?"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,7 +205,7 @@ class Tally:
     SEQ -1 is the warm-up message, which every receiver must have seen before the measurement."""
 
     def __init__(self, receivers, messages, server_pid):
-        self.server_pid, self.cpu = server_pid, None
+        self.server_pid, self.cpu, self.window, self.busy = server_pid, None, None, {}
         self.marker = f"bench-{uuid.uuid4().hex[:8]}"
         self.receivers, self.expected = receivers, receivers * messages
         self.latencies, self.first = [], {}
@@ -218,17 +246,23 @@ class Tally:
             return f"only {self.warmed} of {self.receivers} receivers got the warm-up message within {WAIT} s"
         loop = asyncio.get_running_loop()
         start = loop.time()
-        cpu = cpu_seconds(self.server_pid), cpu_seconds(os.getpid())
+        pids = self.server_pid, os.getpid()
+        used, busy = [cpu_seconds(pid) for pid in pids], core_busy_seconds()
         for seq in range(messages):
             await asyncio.sleep(max(0.0, start + seq / rate - loop.time()))
             await send(self.text(seq))
         try:
             await asyncio.wait_for(self.done.wait(), WAIT)
         except asyncio.TimeoutError:
-            return f"arrivals stopped coming: {self.expected - len(self.latencies):,} missing {WAIT} s after the last send"
+            missing = self.expected - len(self.latencies)
+            return f"arrivals stopped coming: {missing:,} missing {WAIT} s after the last send"
         finally:
-            took = loop.time() - start
-            self.cpu = [(cpu_seconds(pid) - used) / took for pid, used in zip((self.server_pid, os.getpid()), cpu)]
+            self.window = loop.time() - start
+            try:
+                self.cpu = [(pinned_core(pid), cpu_seconds(pid) - before) for pid, before in zip(pids, used)]
+                self.busy = {core: seconds - busy.get(core, 0) for core, seconds in core_busy_seconds().items()}
+            except OSError:  # the server has exited; the arrivals say what came of it
+                self.cpu = None
         return None
 
     def report(self, title, problem):
@@ -240,8 +274,12 @@ class Tally:
               f"p99 {ms(percentile(values, 0.99))} ms, max {ms(percentile(values, 1))} ms; "
               f"first copy p50 {ms(percentile(firsts, 0.5))} ms")
         if self.cpu:
-            print(f"  from the first send to the last arrival: server {self.cpu[0]:.0%} of a core, "
-                  f"driver {self.cpu[1]:.0%}")
+            shares = ", ".join(f"{name} {used / self.window:.0%} of core {core}" for name, (core, used)
+                               in zip(("server", "driver"), self.cpu))
+            others = ", ".join(f"{max(0.0, self.busy[core] - used) / self.window:.0%} of core {core}"
+                               for core, used in self.cpu if core in self.busy)
+            print(f"  first send to last arrival, {self.window:.1f} s: {shares}"
+                  + (f"; everything else {others}" if others else ""))
         for note in filter(None, (problem, ended)):
             print(f"  incomplete: {note}")
         return problem is None and not self.ended and len(values) == self.expected
@@ -257,6 +295,7 @@ async def websocket_broadcast(args):
                 now = time.monotonic_ns()
                 if isinstance(data, str) and tally.marker in data:
                     tally.arrive(now, json.loads(data)["text"])
+            tally.end(f"closed {ws.close_code}")  # a normal close (1000, 1001) ends the loop quietly
         except websockets.ConnectionClosed as closed:
             tally.end(f"closed {closed.rcvd.code if closed.rcvd else 'without a close frame'}")
         except asyncio.CancelledError:
@@ -352,9 +391,10 @@ async def grpc_broadcast(args, pb, rpc):
         problem = await tally.run(send, args.messages, args.rate)
     except (grpc.RpcError, RuntimeError, asyncio.TimeoutError) as error:
         problem = f"{len(calls)} streams open: {why(error)}"
-    ok = tally.report(f"broadcast over gRPC (grpcio Chat streams, {args.channels} channels of {per_channel}): "
-                      f"{args.receivers:,} receivers in one room, {args.messages} messages at {args.rate:g}/s "
-                      f"from one more stream on its own channel", problem)
+    channels_are = f"{args.channels} channel{'s' * (args.channels > 1)} of {per_channel}"
+    ok = tally.report(f"broadcast over gRPC (grpcio Chat streams, {channels_are}): {args.receivers:,} receivers "
+                      f"in one room, {args.messages} messages at {args.rate:g}/s from one more stream on its own "
+                      f"channel", problem)
     for call in calls:
         call.cancel()
     for task in tasks:
