@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "PitlaneHTTP2", targets: ["PitlaneHTTP2"]),
         .library(name: "Pitlane", targets: ["Pitlane"]),
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
+        .library(name: "PitlaneReflection", targets: ["PitlaneReflection"]),
         .executable(name: "swiftkart-server", targets: ["swiftkart-server"]),
         .executable(name: "swiftkart", targets: ["swiftkart"]),
         .executable(name: "orders-server", targets: ["orders-server"]),
@@ -53,11 +54,13 @@ let package = Package(
 
         // Services every server can mount: grpc.health.v1.
         .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
+        // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
+        .target(name: "PitlaneReflection", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // A small Swift face over SQLite for the services' embedded databases.
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneReflection"]),
 
         // The browser app (races, order tracker, chat), served by the servers from their port.
         .target(name: "WebApp", dependencies: ["PitlaneHTTP2"], resources: [.copy("Static")]),
@@ -68,7 +71,7 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCommandLine", "Pitlane", "WebApp"]),
+        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneCommandLine", "Pitlane", "WebApp"]),
         .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "Pitlane"]),
 
         // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
@@ -83,7 +86,7 @@ let package = Package(
             dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "Pitlane", "WebApp"]),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "Pitlane", "WebApp"]),
         .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "Pitlane"]),
         .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
 
@@ -125,7 +128,7 @@ let package = Package(
         // thin executables over them.
         .target(
             name: "PitlaneInterop",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneHealth", "PitlaneReflection"],
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop"]),

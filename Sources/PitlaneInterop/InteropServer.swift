@@ -1,8 +1,10 @@
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneHealth
+import PitlaneReflection
 
-/// A gRPC server over HTTP/2 serving `TestService` (and nothing else, so
-/// `grpc.testing.UnimplementedService` is unimplemented, as the descriptions want).
+/// A gRPC server over HTTP/2 serving `TestService`, health and reflection (and nothing else,
+/// so `grpc.testing.UnimplementedService` is unimplemented, as the descriptions want).
 public enum InteropServer {
     /// The server for `address`. Its transport compresses responses with gzip whenever the
     /// client accepts gzip; `TestService` turns that off for every response the request did not
@@ -12,8 +14,13 @@ public enum InteropServer {
     ) -> GRPCServer<HTTP2ServerTransport> {
         var config = HTTP2ServerTransport.Config.defaults
         config.responseCompression = .gzip
+        // The descriptors are generated into this binary: they always parse.
+        let reflection = try! ReflectionService(services: [
+            (Grpc_Testing_TestService.descriptor, Grpc_Testing_TestService.fileDescriptorProtos),
+            (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
+        ])
         return GRPCServer(transport: HTTP2ServerTransport(address: address, security: security, config: config),
-                          services: [TestService()])
+                          services: [TestService(), HealthService(), reflection])
     }
 }
 

@@ -5,6 +5,7 @@ import LiveChat
 import Orders
 import Pitlane
 import PitlaneHealth
+import PitlaneReflection
 import PitlaneCommandLine
 import WebApp
 
@@ -66,9 +67,14 @@ do {
     config.webSocket = SeedChatEndpoint.endpoint(rooms: rooms, limits: webSocketLimits)
     config.staticFiles = try WebApp.files(root: options["web-root"])
     if config.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
+    let reflection = try ReflectionService(services: [
+        (Orders_V1_OrderTracking.descriptor, Orders_V1_OrderTracking.fileDescriptorProtos),
+        (Chat_V1_ChatRoom.descriptor, Chat_V1_ChatRoom.fileDescriptorProtos),
+        (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
+    ])
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
-        services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health],
+        services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health, reflection],
         interceptors: [access.interceptor()])
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.

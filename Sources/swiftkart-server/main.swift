@@ -2,6 +2,7 @@
 import Foundation
 import Pitlane
 import PitlaneHealth
+import PitlaneReflection
 import PitlaneCommandLine
 import SwiftKart
 import WebApp
@@ -39,8 +40,12 @@ do {
     config.staticFiles = try WebApp.files(root: options["web-root"])
     if config.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
     let security = try options.serverSecurity()
+    let reflection = try ReflectionService(services: [
+        (SwiftKartService.descriptor, SwiftKartService.fileDescriptorProtos),
+        (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
+    ])
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
-                            services: [RaceService(database: database, tracker: tracker), health])
+                            services: [RaceService(database: database, tracker: tracker), health, reflection])
 
     let races = try database.raceCount()
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.

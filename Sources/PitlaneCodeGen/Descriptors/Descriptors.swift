@@ -74,8 +74,11 @@ struct FileDescriptorProto: WireParsable {
     var options = Options()
     var syntax = ""
     var edition: Int32?
+    /// The descriptor as protoc sent it, for server reflection.
+    var serialized: [UInt8] = []
 
     init(parsing buffer: UnsafeRawBufferPointer) throws {
+        serialized = Array(buffer)
         try forEachField(in: buffer) { tag, reader in
             switch tag.fieldNumber {
             case 1: name = try reader.string()

@@ -1,3 +1,5 @@
+import PitlaneProtobuf
+
 /// Writes a service's descriptors, server protocols and client stub.
 struct ServiceGenerator {
     let service: ServiceDescriptorProto
@@ -51,10 +53,29 @@ struct ServiceGenerator {
 
     private func descriptor(_ method: Method) -> String { "\(namespace).Method.\(method.name).descriptor" }
 
+    /// The service's file and everything it imports, each once, dependencies before dependents.
+    private func fileClosure() -> [FileDescriptorProto] {
+        var ordered: [FileDescriptorProto] = []
+        var seen: Set<String> = []
+        func visit(_ name: String) {
+            guard seen.insert(name).inserted, let info = model.files[name] else { return }
+            for dependency in info.descriptor.dependencies { visit(dependency) }
+            ordered.append(info.descriptor)
+        }
+        visit(file.descriptor.name)
+        return ordered
+    }
+
     private func writeNamespace(to out: inout CodeWriter) {
         out.line("/// The `\(fullName)` service: its descriptor and its methods'.")
         out.block("\(access)enum \(namespace) {") { out in
             out.line("\(access)static let descriptor = \(core)ServiceDescriptor(fullyQualifiedService: \(SwiftNaming.stringLiteral(fullName)))")
+            out.line()
+            out.line("/// `\(file.descriptor.name)` and every file it imports, dependencies first, as serialized")
+            out.line("/// `google.protobuf.FileDescriptorProto`s in base64: what server reflection serves.")
+            out.line("\(access)static let fileDescriptorProtos: [String] = [")
+            for descriptor in fileClosure() { out.line("    \"\(Base64.encode(descriptor.serialized))\",") }
+            out.line("]")
             out.line()
             out.block("\(access)enum Method {") { out in
                 for method in methods {
