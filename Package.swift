@@ -54,13 +54,15 @@ let package = Package(
 
         // Services every server can mount: grpc.health.v1.
         .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
+        // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers.
+        .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
         .target(name: "PitlaneReflection", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // A small Swift face over SQLite for the services' embedded databases.
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneReflection"]),
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
 
         // The browser app (races, order tracker, chat), served by the servers from their port.
         .target(name: "WebApp", dependencies: ["PitlaneHTTP2"], resources: [.copy("Static")]),
@@ -71,7 +73,7 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneCommandLine", "Pitlane", "WebApp"]),
+        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "PitlaneCommandLine", "Pitlane", "WebApp"]),
         .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "Pitlane"]),
 
         // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
@@ -86,7 +88,7 @@ let package = Package(
             dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "Pitlane", "WebApp"]),
+        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane", "WebApp"]),
         .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "Pitlane"]),
         .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
 
@@ -128,7 +130,7 @@ let package = Package(
         // thin executables over them.
         .target(
             name: "PitlaneInterop",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneHealth", "PitlaneReflection"],
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability"],
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop"]),

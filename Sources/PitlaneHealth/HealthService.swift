@@ -27,6 +27,11 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
         for watcher in watchers { watcher.yield(status) }
     }
 
+    /// The status last set for `service`; nil when none was.
+    public func status(forService service: String = "") -> ServingStatus? {
+        state.withLock { $0.statuses[service] }
+    }
+
     /// Marks every known service NOT_SERVING, as a server does when it starts shutting down.
     public func enterNotServing() {
         for service in state.withLock({ Array($0.statuses.keys) }) { setStatus(.notServing, forService: service) }

@@ -1,6 +1,7 @@
 import PitlaneCore
 import PitlaneHTTP2
 import PitlaneHealth
+import PitlaneObservability
 import PitlaneReflection
 
 /// A gRPC server over HTTP/2 serving `TestService`, health and reflection (and nothing else,
@@ -19,8 +20,14 @@ public enum InteropServer {
             (Grpc_Testing_TestService.descriptor, Grpc_Testing_TestService.fileDescriptorProtos),
             (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
         ])
-        return GRPCServer(transport: HTTP2ServerTransport(address: address, security: security, config: config),
-                          services: [TestService(), HealthService(), reflection])
+        let health = HealthService()
+        health.setStatus(.serving)
+        let services: [any RegistrableRPCService] = [TestService(), health, reflection]
+        let metrics = ServerMetrics(services: services)
+        config.addOperatorEndpoints(metrics: metrics, health: health)
+        let transport = HTTP2ServerTransport(address: address, security: security, config: config)
+        metrics.observe(transport)
+        return GRPCServer(transport: transport, services: services, observer: metrics)
     }
 }
 

@@ -5,6 +5,7 @@ import LiveChat
 import Orders
 import Pitlane
 import PitlaneHealth
+import PitlaneObservability
 import PitlaneReflection
 import PitlaneCommandLine
 import WebApp
@@ -72,10 +73,15 @@ do {
         (Chat_V1_ChatRoom.descriptor, Chat_V1_ChatRoom.fileDescriptorProtos),
         (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
     ])
+    let services: [any RegistrableRPCService] = [
+        OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health, reflection,
+    ]
+    let metrics = ServerMetrics(services: services)
+    config.addOperatorEndpoints(metrics: metrics, health: health)
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
-        services: [OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health, reflection],
-        interceptors: [access.interceptor()])
+        services: services, interceptors: [access.interceptor()], observer: metrics)
+    metrics.observe(server.transport)
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.
     try await serveUntilTerminated(

@@ -2,6 +2,7 @@
 import Foundation
 import Pitlane
 import PitlaneHealth
+import PitlaneObservability
 import PitlaneReflection
 import PitlaneCommandLine
 import SwiftKart
@@ -44,8 +45,12 @@ do {
         (SwiftKartService.descriptor, SwiftKartService.fileDescriptorProtos),
         (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
     ])
+    let services: [any RegistrableRPCService] = [RaceService(database: database, tracker: tracker), health, reflection]
+    let metrics = ServerMetrics(services: services)
+    config.addOperatorEndpoints(metrics: metrics, health: health)
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
-                            services: [RaceService(database: database, tracker: tracker), health, reflection])
+                            services: services, observer: metrics)
+    metrics.observe(server.transport)
 
     let races = try database.raceCount()
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.

@@ -14,15 +14,17 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
     /// - Parameters:
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - maxRequestMessageBytes: larger requests fail with `.resourceExhausted`. Default 4 MiB.
+    ///   - observer: told of every RPC's start and end (metrics). Default none.
     public init(
         transport: Transport, services: [any RegistrableRPCService],
-        interceptors: [any ServerInterceptor] = [], maxRequestMessageBytes: Int = 4 * 1024 * 1024
+        interceptors: [any ServerInterceptor] = [], maxRequestMessageBytes: Int = 4 * 1024 * 1024,
+        observer: (any ServerCallObserver)? = nil
     ) {
         self.transport = transport
         var router = RPCRouter()
         for service in services { service.registerMethods(with: &router) }
         self.router = router
-        settings = ServerRPCSettings(interceptors: interceptors, maxRequestMessageBytes: maxRequestMessageBytes)
+        settings = ServerRPCSettings(interceptors: interceptors, maxRequestMessageBytes: maxRequestMessageBytes, observer: observer)
     }
 
     /// Serves until `beginGracefulShutdown()` and the last RPC finish.
@@ -55,19 +57,22 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
             let failure = transportContext.cancellation.isDeadlineExceeded
                 ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")
                 : RPCError.from(error)
-            await reject(stream, failure)
+            await reject(stream, failure, observer: settings.observer, method: router.entry(for: stream.descriptor).map { _ in stream.descriptor })
             return
         }
         guard let entry = router.entry(for: stream.descriptor) else {
-            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented"))
+            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented"),
+                         observer: settings.observer, method: nil)
             return
         }
         guard let handler = entry.handlers[transportContext.codec] else {
-            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has no \(transportContext.codec.rawValue) codec"))
+            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has no \(transportContext.codec.rawValue) codec"),
+                         observer: settings.observer, method: stream.descriptor)
             return
         }
         if transportContext.requiresNoSideEffects && entry.idempotency != .noSideEffects {
-            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has side effects: call it with POST, not GET"))
+            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has side effects: call it with POST, not GET"),
+                         observer: settings.observer, method: stream.descriptor)
             return
         }
         let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline,
@@ -76,7 +81,12 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
     }
 
     /// Ends an RPC with a trailers-only response.
-    private static func reject(_ stream: ServerRPCStream, _ error: RPCError) async {
+    private static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
+                               method: MethodDescriptor?) async {
+        if let observer {
+            observer.callStarted(method)
+            observer.callFinished(method, code: error.status.code, duration: .zero, receivedBytes: 0, sentBytes: 0)
+        }
         try? await stream.outbound.write(.status(error.status, error.metadata))
         await stream.outbound.finish(throwing: nil)
     }

@@ -69,4 +69,5 @@ public struct RPCRouter: Sendable {
 struct ServerRPCSettings: Sendable {
     var interceptors: [any ServerInterceptor]
     var maxRequestMessageBytes: Int
+    var observer: (any ServerCallObserver)?
 }

@@ -9,6 +9,10 @@ enum ServerRPCExecutor {
     ) async {
         let limit = settings.maxRequestMessageBytes
         let compression = context.messageCompression
+        let observer = settings.observer
+        let started = observer == nil ? nil : ContinuousClock.now
+        let tally = observer == nil ? nil : CallTally()
+        observer?.callStarted(context.descriptor)
         let messages = MappedSequence(base: inbound) { part -> Input? in
             guard case .message(let bytes, let flags) = part else {
                 throw RPCError(code: .internal, message: "the client sent metadata twice")
@@ -16,6 +20,7 @@ enum ServerRPCExecutor {
             guard bytes.count <= limit else {
                 throw RPCError(code: .resourceExhausted, message: "request message of \(bytes.count) bytes exceeds the limit of \(limit)")
             }
+            tally?.received(bytes.count)
             compression.recordRead(flags)
             do {
                 return try deserializer.deserialize(bytes)
@@ -31,13 +36,20 @@ enum ServerRPCExecutor {
         let status: (Status, Metadata)
         let outcome = await runUntilDeadline(context) {
             await respond(to: request, context: context, interceptors: interceptors, handler: handler,
-                          serializer: serializer, outbound: outbound)
+                          serializer: serializer, outbound: outbound, tally: tally)
         }
         switch outcome {
         case .finished(let finalStatus): status = finalStatus
         case .deadlineExceeded:
             status = (Status(code: .deadlineExceeded, message: "the deadline passed before the handler finished"), [:])
         case .cancelled:
+            status = (Status(code: .cancelled, message: "the RPC was cancelled"), [:])
+        }
+        if let observer, let started, let tally {
+            observer.callFinished(context.descriptor, code: status.0.code, duration: ContinuousClock.now - started,
+                                  receivedBytes: tally.receivedBytes, sentBytes: tally.sentBytes)
+        }
+        if case .cancelled = outcome {
             await outbound.finish(throwing: RPCError(code: .cancelled, message: "the RPC was cancelled"))
             return
         }
@@ -68,7 +80,7 @@ enum ServerRPCExecutor {
     private static func respond<Input: Sendable, Output: Sendable>(
         to request: StreamingServerRequest<Input>, context: ServerContext, interceptors: [any ServerInterceptor],
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>,
-        serializer: some MessageSerializer<Output>, outbound: RPCWriter<RPCResponsePart>.Closable
+        serializer: some MessageSerializer<Output>, outbound: RPCWriter<RPCResponsePart>.Closable, tally: CallTally?
     ) async -> (Status, Metadata) {
         let response: StreamingServerResponse<Output>
         do {
@@ -84,7 +96,9 @@ enum ServerRPCExecutor {
                 try await outbound.write(.metadata(contents.metadata))
                 let compression = context.messageCompression
                 let writer = MappingWriter(target: outbound) { (message: Output) in
-                    RPCResponsePart.message(try serializer.serialize(message), compression.flagsForWrite)
+                    let bytes = try serializer.serialize(message)
+                    tally?.sent(bytes.count)
+                    return RPCResponsePart.message(bytes, compression.flagsForWrite)
                 }
                 let trailers = try await contents.producer(RPCWriter(wrapping: writer))
                 return (.ok, trailers)

@@ -9,6 +9,7 @@ struct ServerProtocolSettings: Sendable {
     var maxMessageBytes: Int
     var responseCompression: CompressionAlgorithm?
     var staticFiles: StaticFiles?
+    var httpEndpoints: [String: HTTPEndpoint]
 }
 
 /// One RPC as the protocol that carries it sees it, the same over HTTP/1.1 and HTTP/2: what
@@ -58,6 +59,13 @@ struct ServerCall {
     static func start(_ head: HTTPRequestHead, overHTTP2: Bool, settings: ServerProtocolSettings) -> Start {
         if head.method == "OPTIONS", head.header("access-control-request-method") != nil {
             return .respond(settings.cors.preflightResponse(to: head), body: [])
+        }
+        if let endpoint = settings.httpEndpoints.isEmpty ? nil : settings.httpEndpoints[String(head.pathAndQuery.path)] {
+            guard head.method == "GET" || head.method == "HEAD" else {
+                return .respond(HTTPResponseHead(status: 405, headers: [("allow", "GET, HEAD")]), body: [])
+            }
+            let (response, body) = endpoint.response(to: head)
+            return .respond(response, body: body)
         }
         if head.method == "GET" || head.method == "HEAD", let files = settings.staticFiles, let file = files.file(at: head.pathAndQuery.path) {
             let (response, body) = file.response(to: head)

@@ -66,6 +66,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var webSocket: WebSocketEndpoint?
         /// Files served for `GET` requests that name them (a web app). Default nil.
         public var staticFiles: StaticFiles?
+        /// Plain HTTP answers by path (`/metrics`, `/healthz`), computed per request. Default none.
+        public var httpEndpoints: [String: HTTPEndpoint] = [:]
         /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
         /// Default real time; tests step a ``ManualClock``.
         public var timeSource = TimeSource.continuous
@@ -88,7 +90,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         var protocolSettings: ServerProtocolSettings {
             ServerProtocolSettings(served: protocols, cors: cors, maxMessageBytes: maxMessageBytes, responseCompression: responseCompression,
-                                   staticFiles: staticFiles)
+                                   staticFiles: staticFiles, httpEndpoints: httpEndpoints)
         }
     }
 
@@ -153,6 +155,11 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         self.security = security
         self.config = config
         (accepted, acceptor) = AsyncStream.makeStream()
+    }
+
+    /// Connections open now (HTTP/2, HTTP/1.1, WebSocket, and those not yet told apart).
+    public var openConnections: Int {
+        state.withLock { $0.connections.count }
     }
 
     /// The bound address (with the port the system chose for port 0).

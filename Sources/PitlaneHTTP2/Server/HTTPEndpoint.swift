@@ -1,0 +1,37 @@
+/// A plain HTTP answer computed at each `GET` (or `HEAD`) of its path on the server's port:
+/// metrics for Prometheus, health probes for a load balancer or Kubernetes. It runs on the
+/// connection's event loop, so it must be quick and must not block.
+///
+/// ```swift
+/// config.httpEndpoints["/healthz"] = HTTPEndpoint { .text(healthy ? 200 : 503, healthy ? "ok\n" : "not serving\n") }
+/// ```
+public struct HTTPEndpoint: Sendable {
+    public struct Response: Sendable {
+        public var status: Int
+        public var contentType: String
+        public var body: [UInt8]
+
+        public init(status: Int, contentType: String, body: [UInt8]) {
+            self.status = status
+            self.contentType = contentType
+            self.body = body
+        }
+
+        /// A UTF-8 text answer.
+        public static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8") -> Response {
+            Response(status: status, contentType: contentType, body: Array(text.utf8))
+        }
+    }
+
+    let respond: @Sendable () -> Response
+
+    public init(_ respond: @escaping @Sendable () -> Response) {
+        self.respond = respond
+    }
+
+    func response(to head: HTTPRequestHead) -> (HTTPResponseHead, body: [UInt8]) {
+        let answer = respond()
+        let headers = [("content-type", answer.contentType), ("cache-control", "no-store")]
+        return (HTTPResponseHead(status: answer.status, headers: headers), head.method == "HEAD" ? [] : answer.body)
+    }
+}

@@ -1,0 +1,29 @@
+import PitlaneCore
+import PitlaneHealth
+import PitlaneHTTP2
+
+extension HTTP2ServerTransport.Config {
+    /// What operators scrape and probe on the server's own port:
+    /// - `/metrics`: `metrics` in the Prometheus text format;
+    /// - `/healthz` and `/readyz`: 200 while `health` says the server ("") is SERVING, else
+    ///   503 (a draining server turns NOT_SERVING first, so a balancer stops sending to it).
+    public mutating func addOperatorEndpoints(metrics: ServerMetrics, health: HealthService) {
+        httpEndpoints["/metrics"] = HTTPEndpoint {
+            .text(200, metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+        let probe = HTTPEndpoint {
+            health.status() == .serving ? .text(200, "ok\n") : .text(503, "not serving\n")
+        }
+        httpEndpoints["/healthz"] = probe
+        httpEndpoints["/readyz"] = probe
+    }
+}
+
+extension ServerMetrics {
+    /// Adds the transport's gauges: connections open.
+    public func observe(_ transport: HTTP2ServerTransport) {
+        addGauge("pitlane_server_connections_open", help: "Connections open (HTTP/2, HTTP/1.1, WebSocket).") {
+            transport.openConnections
+        }
+    }
+}
