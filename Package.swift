@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Pitlane", targets: ["Pitlane"]),
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
         .library(name: "PitlaneReflection", targets: ["PitlaneReflection"]),
+        .library(name: "PitlaneErrorDetails", targets: ["PitlaneErrorDetails"]),
         .executable(name: "swiftkart-server", targets: ["swiftkart-server"]),
         .executable(name: "swiftkart", targets: ["swiftkart"]),
         .executable(name: "orders-server", targets: ["orders-server"]),
@@ -54,6 +55,8 @@ let package = Package(
 
         // Services every server can mount: grpc.health.v1.
         .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
+        // Rich errors: google.rpc.Status and the standard detail types in grpc-status-details-bin.
+        .target(name: "PitlaneErrorDetails", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers.
         .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
@@ -80,7 +83,7 @@ let package = Package(
         // the reconnecting client (OrderStreamStore); one server for both, and their clients.
         .target(
             name: "Orders",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite"],
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite", "PitlaneErrorDetails"],
             plugins: ["PitlaneGenerator"]
         ),
         .target(
@@ -166,6 +169,11 @@ let package = Package(
         .testTarget(
             name: "OrdersTests",
             dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
+        ),
+        .testTarget(
+            name: "PitlaneObservabilityTests",
+            dependencies: ["PitlaneObservability", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneCore", "TestSupport",
+                           "swiftkart-server", "orders-server", "pitlane-interop-server"]
         ),
         .testTarget(
             name: "WebAppTests",

@@ -22,7 +22,7 @@ public final class ChatRooms: Sendable {
         /// Messages a joiner gets from before it joined.
         public var history = 50
         /// Events a participant may fall behind before it is disconnected.
-        public var backlog = 256
+        public var backlog = 1_024
         public init() {}
     }
 

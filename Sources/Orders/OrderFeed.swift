@@ -65,8 +65,7 @@ public struct OrderSubscription: Sendable {
     init(orderID: String, bufferLimit: Int) {
         self.orderID = orderID
         mailbox = Mailbox(limit: bufferLimit) { limit in
-            RPCError(code: .resourceExhausted,
-                     message: "the watcher fell more than \(limit) updates behind; resume from the last update id it applied")
+            OrderErrors.watcherTooSlow(limit: limit)
         }
     }
 

@@ -224,7 +224,7 @@ public final class OrderLog: Sendable {
                 guard since <= header.lastSequence else {
                     throw RPCError(code: .invalidArgument, message: "update id \(token) is ahead of order '\(orderID)''s log")
                 }
-                try Self.checkRetained(since, prunedThrough: prunedThrough, orderID: orderID)
+                try checkRetained(since, prunedThrough: prunedThrough, orderID: orderID)
                 return since
             }
         }
@@ -238,7 +238,7 @@ public final class OrderLog: Sendable {
             guard let header = try Self.header(of: orderID, in: database) else {
                 throw RPCError(code: .notFound, message: "no order '\(orderID)'")
             }
-            try Self.checkRetained(after, prunedThrough: header.prunedThrough, orderID: orderID)
+            try checkRetained(after, prunedThrough: header.prunedThrough, orderID: orderID)
             let statement = try database.prepare("""
                 SELECT sequence, message FROM updates WHERE order_id = ? AND sequence > ? ORDER BY sequence LIMIT ?
                 """)
@@ -259,10 +259,9 @@ public final class OrderLog: Sendable {
         UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
     }
 
-    private static func checkRetained(_ since: Int64, prunedThrough: Int64, orderID: String) throws {
+    private func checkRetained(_ since: Int64, prunedThrough: Int64, orderID: String) throws {
         guard since >= prunedThrough else {
-            throw RPCError(code: .outOfRange, message: "the updates of order '\(orderID)' after that update id are no longer "
-                           + "retained; call GetOrder again and watch from its latest_update_id")
+            throw OrderErrors.notRetained(orderID: orderID, oldest: token(of: orderID, sequence: prunedThrough), epoch: epoch)
         }
     }
 

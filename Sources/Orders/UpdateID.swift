@@ -38,8 +38,7 @@ public struct UpdatePosition: Hashable, Sendable {
             throw RPCError(code: .invalidArgument, message: "update id \(token) belongs to another order, not '\(orderID)'")
         }
         guard tokenEpoch == epoch else {
-            throw RPCError(code: .outOfRange, message: "update id \(token) is from another epoch of the update log "
-                           + "(the log was reset); call GetOrder again and watch from its latest_update_id")
+            throw OrderErrors.epochChanged(token: token, orderID: orderID, epoch: epoch, tokenEpoch: tokenEpoch)
         }
         return UpdatePosition(epoch: epoch, orderID: orderID, sequence: Int64(sequence))
     }

@@ -34,8 +34,12 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
 
     /// Whether gRPC or HTTP/2 reserve the header name, so it cannot be metadata.
     public static func isReserved(_ key: String) -> Bool {
-        key.hasPrefix(":") || key.hasPrefix("grpc-") || reservedKeys.contains(key)
+        key.hasPrefix(":") || (key.hasPrefix("grpc-") && key != statusDetailsKey) || reservedKeys.contains(key)
     }
+
+    /// The one `grpc-` key applications set: a serialized `google.rpc.Status` in the trailers
+    /// of a failed RPC (rich error details).
+    public static let statusDetailsKey = "grpc-status-details-bin"
 
     private static let reservedKeys: Set<String> = ["content-type", "te", "user-agent", "content-length", "host", "connection"]
 
