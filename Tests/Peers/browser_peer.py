@@ -576,26 +576,15 @@ def check_chat(world, browser, report, screenshots):
 
 
 def run_bounded(name, function, limit, report):
-    """Runs one part in a thread for at most `limit` seconds; False if it hangs (the browser
-    is then in an unknown state, so the caller stops)."""
-    failure = []
-
-    def body():
-        try:
-            function()
-        except Exception as error:  # a failed part is a result
-            failure.append(f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}")
-
-    thread = threading.Thread(target=body, name=f"part {name}", daemon=True)
-    started = time.monotonic()
-    thread.start()
-    thread.join(limit)
-    if thread.is_alive():
+    """Runs one part for at most `limit` seconds; False if it hangs (the browser is then in an
+    unknown state, so the caller stops)."""
+    finished, failure, seconds = processes.run_in_thread(function, limit)
+    if not finished:
         report.check(f"{name}. finishes within {limit} s", False, "still running (a hang): the run stops here")
         return False
     if failure:
-        report.check(f"{name}. ran to its end", False, failure[0])
-    note(f"({name} took {time.monotonic() - started:.1f} s)")
+        report.check(f"{name}. ran to its end", False, failure)
+    note(f"({name} took {seconds:.1f} s)")
     return True
 
 

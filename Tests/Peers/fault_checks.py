@@ -689,27 +689,16 @@ SCENARIOS = [("a", scenario_a, 60), ("b", scenario_b, 45), ("c", scenario_c, 60)
 
 
 def run_bounded(name, function, limit, report):
-    """Runs one scenario in a thread for at most `limit` seconds; a scenario still running then
-    is a failure, and every process it started is stopped."""
+    """Runs one scenario for at most `limit` seconds; a scenario still running then is a
+    failure, and every process it started is stopped."""
     mark = processes.mark()
-    failure = []
-
-    def body():
-        try:
-            function()
-        except Exception as error:  # a failed scenario is a result
-            failure.append(f"{type(error).__name__}: {error}")
-
-    thread = threading.Thread(target=body, name=f"scenario {name}", daemon=True)
-    started = time.monotonic()
-    thread.start()
-    thread.join(limit)
-    if thread.is_alive():
+    finished, failure, seconds = processes.run_in_thread(function, limit)
+    if not finished:
         report.fail(f"{name}. scenario finishes within {limit} s", "still running (a hang): its processes are killed")
     elif failure:
-        report.fail(f"{name}. scenario ran to its end", failure[0])
+        report.fail(f"{name}. scenario ran to its end", failure)
     processes.stop_since(mark, grace=2)
-    note(f"({name} took {time.monotonic() - started:.1f} s)")
+    note(f"({name} took {seconds:.1f} s)")
 
 
 def main():

@@ -99,90 +99,12 @@ SERVERS = {
     },
 }
 
-# The protocols this peer speaks that the project's Protos/ do not hold, written here from
-# gRPC's published definitions (grpc/reflection/{v1,v1alpha}/reflection.proto and
-# grpc/health/v1/health.proto): same packages, message names and field numbers. They are
-# compiled into a private DescriptorPool, so they cannot clash with grpcio-reflection's own
-# copy of v1alpha in the default pool.
-REFLECTION_PROTO = """syntax = "proto3";
-package grpc.reflection.VERSION;
-
-service ServerReflection {
-  rpc ServerReflectionInfo(stream ServerReflectionRequest) returns (stream ServerReflectionResponse);
-}
-
-message ServerReflectionRequest {
-  string host = 1;
-  oneof message_request {
-    string file_by_filename = 3;
-    string file_containing_symbol = 4;
-    ExtensionRequest file_containing_extension = 5;
-    string all_extension_numbers_of_type = 6;
-    string list_services = 7;
-  }
-}
-
-message ExtensionRequest {
-  string containing_type = 1;
-  int32 extension_number = 2;
-}
-
-message ServerReflectionResponse {
-  string valid_host = 1;
-  ServerReflectionRequest original_request = 2;
-  oneof message_response {
-    FileDescriptorResponse file_descriptor_response = 4;
-    ExtensionNumberResponse all_extension_numbers_response = 5;
-    ListServiceResponse list_services_response = 6;
-    ErrorResponse error_response = 7;
-  }
-}
-
-message FileDescriptorResponse {
-  repeated bytes file_descriptor_proto = 1;
-}
-
-message ExtensionNumberResponse {
-  string base_type_name = 1;
-  repeated int32 extension_number = 2;
-}
-
-message ListServiceResponse {
-  repeated ServiceResponse service = 1;
-}
-
-message ServiceResponse {
-  string name = 1;
-}
-
-message ErrorResponse {
-  int32 error_code = 1;
-  string error_message = 2;
-}
-"""
-
-HEALTH_PROTO = """syntax = "proto3";
-package grpc.health.v1;
-
-message HealthCheckRequest {
-  string service = 1;
-}
-
-message HealthCheckResponse {
-  enum ServingStatus {
-    UNKNOWN = 0;
-    SERVING = 1;
-    NOT_SERVING = 2;
-    SERVICE_UNKNOWN = 3;
-  }
-  ServingStatus status = 1;
-}
-
-service Health {
-  rpc Check(HealthCheckRequest) returns (HealthCheckResponse);
-  rpc Watch(HealthCheckRequest) returns (stream HealthCheckResponse);
-}
-"""
+# The reflection and health protocols, from the project's own .proto files (written from gRPC's
+# published definitions). They are compiled into a private DescriptorPool, so they cannot clash
+# with grpcio-reflection's own copy of v1alpha in the default pool; grpcio-reflection's client
+# (check b) judges the wire format with gRPC's own definitions.
+PROTOCOL_FILES = [(os.path.join(ROOT, "Protos"), "reflection_v1.proto"), (os.path.join(ROOT, "Protos"), "reflection_v1alpha.proto"),
+                  (os.path.join(ROOT, "Sources/PitlaneHealth"), "health.proto")]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -248,16 +170,11 @@ class Protocols:
     def __init__(self):
         root = tempfile.mkdtemp(prefix="pitlane-operator-protos-")
         atexit.register(shutil.rmtree, root, True)
-        files = {f"grpc/reflection/{version}/reflection.proto": REFLECTION_PROTO.replace("VERSION", version)
-                 for version in VERSIONS}
-        files["grpc/health/v1/health.proto"] = HEALTH_PROTO
-        for name, text in files.items():
-            os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
-            with open(os.path.join(root, name), "w") as file:
-                file.write(text)
         out = os.path.join(root, "protocols.pb")
-        subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", root, f"--descriptor_set_out={out}",
-                        "--include_imports", *files], check=True, timeout=60)
+        includes = sorted({folder for folder, _ in PROTOCOL_FILES})
+        subprocess.run([sys.executable, "-m", "grpc_tools.protoc", *[f"-I{folder}" for folder in includes],
+                        f"--descriptor_set_out={out}", "--include_imports", *[name for _, name in PROTOCOL_FILES]],
+                       check=True, timeout=60)
         with open(out, "rb") as file:
             descriptors = descriptor_pb2.FileDescriptorSet.FromString(file.read())
         self.pool = descriptor_pool.DescriptorPool()

@@ -197,3 +197,25 @@ class Requests:
     def __iter__(self):
         while (message := self.queue.get()) is not None:
             yield message
+
+
+def run_in_thread(function, limit):
+    """Runs `function` in a daemon thread for at most `limit` seconds. Returns (finished,
+    failure, seconds): whether it ended in time, the first line of the exception it raised (or
+    None), and how long it ran. A function still running is left behind: the caller decides
+    what to stop."""
+    failure = []
+
+    def body():
+        try:
+            function()
+        except Exception as error:  # a failure is a result
+            text = str(error).strip()
+            failure.append(f"{type(error).__name__}: {text.splitlines()[0] if text else ''}")
+
+    thread = threading.Thread(target=body, daemon=True)
+    started = time.monotonic()
+    thread.start()
+    thread.join(limit)
+    return not thread.is_alive(), (failure[0] if failure else None), time.monotonic() - started
+
