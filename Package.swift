@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneObservability"]),
 
         // The browser app (races, order tracker, chat), served by the servers from their port.
         .target(name: "WebApp", dependencies: ["PitlaneHTTP2"], resources: [.copy("Static")]),

@@ -16,7 +16,7 @@ let usage = """
                          [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
                          [--min-ping-interval 5] [--ws-max-message 65536]
-                         [--cors-origins https://app.example,...] [--web-root DIR]
+                         [--cors-origins https://app.example,...] [--web-root DIR] [--log-format json|logfmt] [--drain-delay 0]
       The web app is at http://HOST:PORT/; the seed's WebSocket chat at ws://HOST:PORT/ (room
       "lobby") and ws://HOST:PORT/rooms/ROOM, sharing the rooms with gRPC chat clients.
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
@@ -30,7 +30,7 @@ func log(_ message: String) {
 do {
     let options = try CommandLineOptions(
         Array(CommandLine.arguments.dropFirst()),
-        valueOptions: CommandLineOptions.transportOptions.union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
+        valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions).union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
                        "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]))
     let databasePath = options["database"] ?? "data/orders.sqlite"
     try makeParentDirectory(of: databasePath)
@@ -80,12 +80,13 @@ do {
     config.addOperatorEndpoints(metrics: metrics, health: health)
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
-        services: services, interceptors: [access.interceptor()], observer: metrics)
+        services: services, interceptors: try options.accessLog() + [access.interceptor()], observer: metrics)
     metrics.observe(server.transport)
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.
     try await serveUntilTerminated(
-        server, health: health, services: [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor], log: log,
+        server, health: health, services: [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor],
+        drainDelay: try options.drainDelay(), log: log,
         beforeDrain: {
             feed.shutdown()
             rooms.shutdown()

@@ -11,7 +11,7 @@ import WebApp
 let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
                             [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100] [--min-ping-interval 300]
-                            [--cors-origins https://app.example,...] [--web-root DIR]
+                            [--cors-origins https://app.example,...] [--web-root DIR] [--log-format json|logfmt] [--drain-delay 0]
       The web app (schedule, live race map) is at http://HOST:PORT/races.html.
     """
 
@@ -21,7 +21,7 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                         valueOptions: CommandLineOptions.transportOptions.union(["database", "speed", "seed", "max-streams", "web-root"]))
+                                         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions).union(["database", "speed", "seed", "max-streams", "web-root"]))
     let databasePath = options["database"] ?? "data/swiftkart.sqlite"
     try makeParentDirectory(of: databasePath)
     let database = try RaceDB(path: databasePath)
@@ -49,13 +49,13 @@ do {
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
-                            services: services, observer: metrics)
+                            services: services, interceptors: try options.accessLog(), observer: metrics)
     metrics.observe(server.transport)
 
     let races = try database.raceCount()
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
     try await serveUntilTerminated(
-        server, health: health, services: [SwiftKartService.descriptor], log: log,
+        server, health: health, services: [SwiftKartService.descriptor], drainDelay: try options.drainDelay(), log: log,
         beforeDrain: { tracker.shutdown() },
         describe: { listening in
             "listening on \(listening)\(options["tls-cert"] == nil ? "" : " with TLS"); database \(databasePath) with \(races) races; race speed ×\(settings.speed)"
