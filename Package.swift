@@ -58,7 +58,8 @@ let package = Package(
         // Rich errors: google.rpc.Status and the standard detail types in grpc-status-details-bin.
         .target(name: "PitlaneErrorDetails", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers.
-        .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth"]),
+        .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneProtobuf"],
+                plugins: ["PitlaneGenerator"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
         .target(name: "PitlaneReflection", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // A small Swift face over SQLite for the services' embedded databases.
@@ -77,7 +78,7 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "PitlaneCommandLine", "Pitlane", "WebApp"]),
-        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "Pitlane"]),
+        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "PitlaneObservability", "Pitlane"]),
 
         // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
         // the reconnecting client (OrderStreamStore); one server for both, and their clients.

@@ -3,8 +3,20 @@ import PitlaneCore
 
 extension CommandLineOptions {
     /// The flags every server takes for operators: `--log-format json|logfmt` (one access-log
-    /// line per RPC on standard error) and `--drain-delay SECONDS`.
-    public static let operatorOptions: Set<String> = ["log-format", "drain-delay"]
+    /// line per RPC on standard error), `--drain-delay SECONDS` and `--otlp-endpoint HOST:PORT`
+    /// (spans to an OpenTelemetry collector over OTLP/gRPC; off without it).
+    public static let operatorOptions: Set<String> = ["log-format", "drain-delay", "otlp-endpoint"]
+
+    /// `--otlp-endpoint HOST:PORT`: an exporter of spans for `serviceName`, or nil (tracing off).
+    public func spanExporter(serviceName: String) -> OTLPSpanExporter? {
+        self["otlp-endpoint"] == nil ? nil : OTLPSpanExporter(serviceName: serviceName)
+    }
+
+    /// Runs `body`, exporting `exporter`'s spans to `--otlp-endpoint` meanwhile (when tracing is on).
+    public func exportingSpans<T: Sendable>(_ exporter: OTLPSpanExporter?, body: () async throws -> T) async throws -> T {
+        guard let exporter, let endpoint = self["otlp-endpoint"] else { return try await body() }
+        return try await exporter.exporting(to: endpoint, body: body)
+    }
 
     /// `--log-format json|logfmt`: the access log's interceptor, or none without the flag.
     public func accessLog() throws -> [any ServerInterceptor] {

@@ -21,7 +21,7 @@ public func serveUntilTerminated(
     _ server: GRPCServer<HTTP2ServerTransport>, health: HealthService, services: [ServiceDescriptor],
     drainDelay: Duration = .zero,
     log: @escaping @Sendable (String) -> Void, beforeDrain: @escaping @Sendable () -> Void,
-    describe: (SocketAddress) -> String
+    describe: @Sendable (SocketAddress) -> String
 ) async throws {
     let signalsSeen = Mutex(0)
     let drain: @Sendable (String) -> Void = { name in

@@ -13,10 +13,13 @@ public final class ClientManager: Sendable {
     }
 
     private let makeTransport: @Sendable () throws -> HTTP2ClientTransport
+    private let interceptors: [any ClientInterceptor]
     private let state = Mutex(State.disconnected)
 
-    public init(makeTransport: @escaping @Sendable () throws -> HTTP2ClientTransport) {
+    /// - Parameter interceptors: applied to every call (tracing, logging), the first outermost.
+    public init(interceptors: [any ClientInterceptor] = [], makeTransport: @escaping @Sendable () throws -> HTTP2ClientTransport) {
         self.makeTransport = makeTransport
+        self.interceptors = interceptors
     }
 
     /// Runs `body` with the shared client, connecting first if needed.
@@ -30,7 +33,7 @@ public final class ClientManager: Sendable {
             case .connected(let client, _):
                 return client
             case .disconnected:
-                let client = GRPCClient(transport: try makeTransport())
+                let client = GRPCClient(transport: try makeTransport(), interceptors: interceptors)
                 state = .connected(client, Task { try await client.runConnections() })
                 return client
             }

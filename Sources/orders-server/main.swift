@@ -78,23 +78,29 @@ do {
     ]
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
+    let spans = options.spanExporter(serviceName: "orders-server")
+    let tracing: [any ServerInterceptor] = spans.map { [TracingServerInterceptor(exporter: $0)] } ?? []
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
-        services: services, interceptors: try options.accessLog() + [access.interceptor()], observer: metrics)
+        services: services, interceptors: try options.accessLog() + tracing + [access.interceptor()], observer: metrics)
     metrics.observe(server.transport)
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.
-    try await serveUntilTerminated(
-        server, health: health, services: [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor],
-        drainDelay: try options.drainDelay(), log: log,
-        beforeDrain: {
-            feed.shutdown()
-            rooms.shutdown()
-        },
-        describe: { listening in
-            "listening on \(listening); database \(databasePath) (log epoch \(String(orderLog.epoch, radix: 16)), "
-                + "\(durability) durability, keeping \(retention.maxUpdatesPerOrder) updates per order)"
-        })
+    let drainDelay = try options.drainDelay()
+    // With --otlp-endpoint, spans go to the collector while the server runs, the last ones after.
+    try await options.exportingSpans(spans) {
+        try await serveUntilTerminated(
+            server, health: health, services: [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor],
+            drainDelay: drainDelay, log: log,
+            beforeDrain: {
+                feed.shutdown()
+                rooms.shutdown()
+            },
+            describe: { listening in
+                "listening on \(listening); database \(databasePath) (log epoch \(String(orderLog.epoch, radix: 16)), "
+                    + "\(durability) durability, keeping \(retention.maxUpdatesPerOrder) updates per order)"
+            })
+    }
     log("stopped")
 } catch let error as CommandLineOptions.UsageError {
     log("\(error)\n\(usage)")

@@ -48,18 +48,24 @@ do {
     let services: [any RegistrableRPCService] = [RaceService(database: database, tracker: tracker), health, reflection]
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
+    let spans = options.spanExporter(serviceName: "swiftkart-server")
+    let tracing: [any ServerInterceptor] = spans.map { [TracingServerInterceptor(exporter: $0)] } ?? []
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
-                            services: services, interceptors: try options.accessLog(), observer: metrics)
+                            services: services, interceptors: try options.accessLog() + tracing, observer: metrics)
     metrics.observe(server.transport)
 
     let races = try database.raceCount()
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
-    try await serveUntilTerminated(
-        server, health: health, services: [SwiftKartService.descriptor], drainDelay: try options.drainDelay(), log: log,
-        beforeDrain: { tracker.shutdown() },
-        describe: { listening in
-            "listening on \(listening)\(options["tls-cert"] == nil ? "" : " with TLS"); database \(databasePath) with \(races) races; race speed ×\(settings.speed)"
-        })
+    let drainDelay = try options.drainDelay()
+    // With --otlp-endpoint, spans go to the collector while the server runs, the last ones after.
+    try await options.exportingSpans(spans) {
+        try await serveUntilTerminated(
+            server, health: health, services: [SwiftKartService.descriptor], drainDelay: drainDelay, log: log,
+            beforeDrain: { tracker.shutdown() },
+            describe: { [tls = options["tls-cert"] == nil ? "" : " with TLS", speed = settings.speed] listening in
+                "listening on \(listening)\(tls); database \(databasePath) with \(races) races; race speed ×\(speed)"
+            })
+    }
     log("stopped")
 } catch let error as CommandLineOptions.UsageError {
     log("\(error)\n\(usage)")

@@ -5,6 +5,7 @@ import Foundation
 import Pitlane
 import Synchronization
 import PitlaneCommandLine
+import PitlaneObservability
 import SwiftKart
 
 let usage = """
@@ -12,6 +13,7 @@ let usage = """
            swiftkart follow RACE [--seconds N] [--plain]
     options: --host 127.0.0.1 --port 8080 | --unix PATH
              --tls [--ca ca.pem] [--server-name NAME]   TLS, verifying the server against ca.pem (or the system roots)
+             --otlp-endpoint HOST:PORT                 spans of the calls to an OpenTelemetry collector (OTLP/gRPC)
     """
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
@@ -22,7 +24,7 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 let options: CommandLineOptions
 do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds"]),
+                                     valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"]),
                                      flagOptions: CommandLineOptions.transportFlags.union(["plain"]))
 } catch {
     fail("\(error)\n\(usage)", status: 2)
@@ -35,7 +37,10 @@ do {
     fail("\(error)\n\(usage)", status: 2)
 }
 let security = options.clientSecurity()
-let manager = ClientManager { try HTTP2ClientTransport(target: target, security: security) }
+let spans = options.spanExporter(serviceName: "swiftkart")
+let manager = ClientManager(interceptors: spans.map { [TracingClientInterceptor(exporter: $0)] } ?? []) {
+    try HTTP2ClientTransport(target: target, security: security)
+}
 let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10); $0.waitForReady = true }
 
 /// The schedule as a table.
@@ -136,17 +141,19 @@ final class Locked<Value: Sendable>: Sendable {
 }
 
 do {
-    switch options.positional.first {
-    case "races":
-        try await listRaces(limit: Int32(clamping: try options.integer("limit", default: 0)))
-    case "follow":
-        guard options.positional.count == 2 else { fail("follow needs exactly one race name\n\(usage)", status: 2) }
-        let seconds = options["seconds"] == nil ? nil : try options.integer("seconds", default: 0)
-        try await follow(raceName: options.positional[1], seconds: seconds, plain: options.has("plain"))
-    default:
-        fail(usage, status: 2)
+    try await options.exportingSpans(spans) {
+        switch options.positional.first {
+        case "races":
+            try await listRaces(limit: Int32(clamping: try options.integer("limit", default: 0)))
+        case "follow":
+            guard options.positional.count == 2 else { fail("follow needs exactly one race name\n\(usage)", status: 2) }
+            let seconds = options["seconds"] == nil ? nil : try options.integer("seconds", default: 0)
+            try await follow(raceName: options.positional[1], seconds: seconds, plain: options.has("plain"))
+        default:
+            fail(usage, status: 2)
+        }
+        await manager.disconnect()
     }
-    await manager.disconnect()
 } catch let error as RPCError {
     fail("\(error.code): \(error.message)")
 } catch {

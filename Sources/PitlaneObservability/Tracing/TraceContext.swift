@@ -1,0 +1,86 @@
+/// Where a span sits in a trace, as W3C Trace Context carries it between processes in the
+/// `traceparent` header: `00-<trace id, 32 hex>-<parent span id, 16 hex>-<flags, 2 hex>`.
+public struct TraceContext: Sendable, Hashable {
+    /// 16 bytes, not all zero.
+    public var traceID: [UInt8]
+    /// 8 bytes, not all zero.
+    public var spanID: [UInt8]
+    /// Bit 0: sampled.
+    public var flags: UInt8
+
+    /// A new trace's first span, sampled.
+    public static func newTrace() -> TraceContext {
+        TraceContext(traceID: randomID(16), spanID: randomID(8), flags: 1)
+    }
+
+    /// A span in the same trace, whose parent is this one.
+    public func child() -> TraceContext {
+        TraceContext(traceID: traceID, spanID: Self.randomID(8), flags: flags)
+    }
+
+    /// Parses a `traceparent` value; nil when malformed (the receiver then starts a new trace).
+    public init?(traceparent: String) {
+        let parts = traceparent.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count >= 4, parts[0].count == 2, parts[0] != "ff",
+              let version = Self.bytes(parts[0]), let trace = Self.bytes(parts[1]), trace.count == 16,
+              let span = Self.bytes(parts[2]), span.count == 8, let flags = Self.bytes(parts[3]), flags.count == 1,
+              trace.contains(where: { $0 != 0 }), span.contains(where: { $0 != 0 }),
+              version[0] != 0 || parts.count == 4
+        else { return nil }
+        self.init(traceID: trace, spanID: span, flags: flags[0])
+    }
+
+    public init(traceID: [UInt8], spanID: [UInt8], flags: UInt8) {
+        self.traceID = traceID
+        self.spanID = spanID
+        self.flags = flags
+    }
+
+    /// The `traceparent` header value naming this span as the parent.
+    public var traceparent: String {
+        "00-\(Self.hex(traceID))-\(Self.hex(spanID))-\(Self.hex([flags]))"
+    }
+
+    public var traceIDHex: String { Self.hex(traceID) }
+
+    static func randomID(_ count: Int) -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: count)
+        repeat {
+            for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
+        } while !bytes.contains(where: { $0 != 0 })
+        return bytes
+    }
+
+    /// Lowercase hex only, as the header requires.
+    private static func bytes(_ text: Substring) -> [UInt8]? {
+        guard text.utf8.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        var high: UInt8?
+        for character in text.utf8 {
+            let value: UInt8
+            switch character {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): value = character - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): value = character - UInt8(ascii: "a") + 10
+            default: return nil
+            }
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
+        }
+        return bytes
+    }
+
+    private static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+}
