@@ -259,6 +259,11 @@ public final class ChatRooms: Sendable {
         return next.int64(at: 0)
     }
 
+    /// Rooms with someone in them, and everyone in them (listeners too), for metrics.
+    public var counts: (rooms: Int, participants: Int) {
+        rooms.withLock { rooms in (rooms.members.count, rooms.members.values.reduce(0) { $0 + $1.count }) }
+    }
+
     /// Who is in `room` now.
     public func participants(in room: String) -> [String] {
         rooms.withLock { $0.nicknames(in: room) }

@@ -38,6 +38,11 @@ public final class OrderFeed: Sendable {
     }
 
     /// How many watchers the order has now.
+    /// Watchers of every order, for metrics.
+    public var watcherCount: Int {
+        subscriptions.withLock { $0.values.reduce(0) { $0 + $1.count } }
+    }
+
     public func subscriberCount(of orderID: String) -> Int {
         subscriptions.withLock { $0[orderID]?.count ?? 0 }
     }

@@ -68,6 +68,12 @@ public final class RaceTracker: Sendable {
         stopped?.stop()
     }
 
+    /// Races running now, and their followers, for metrics.
+    public var counts: (races: Int, followers: Int) {
+        let races = live.withLock { Array($0.values) }
+        return (races.count, races.reduce(0) { $0 + $1.followerCount })
+    }
+
     /// Ends every live race: followers' streams fail with `.unavailable`, so clients know to
     /// follow again elsewhere. For a server shutting down.
     public func shutdown() {
@@ -114,6 +120,8 @@ final class LiveRace: Sendable {
     }
 
     /// Adds a follower unless the race is over; a newcomer gets the latest events at once.
+    var followerCount: Int { state.withLock { $0.followers.count } }
+
     func add(_ follower: RaceFollower) -> Bool {
         state.withLock { state in
             guard !state.isOver else { return false }

@@ -84,6 +84,9 @@ do {
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: services, interceptors: try options.accessLog() + tracing + [access.interceptor()], observer: metrics)
     metrics.observe(server.transport)
+    metrics.addGauge("orders_watchers", help: "WatchOrder and FollowOrder streams receiving live updates.") { feed.watcherCount }
+    metrics.addGauge("chat_rooms", help: "Chat rooms with someone in them.") { rooms.counts.rooms }
+    metrics.addGauge("chat_participants", help: "Chat participants, gRPC and WebSocket.") { rooms.counts.participants }
 
     // SIGINT and SIGTERM: report NOT_SERVING, end the watches and chats (clients resume), drain.
     let drainDelay = try options.drainDelay()

@@ -53,6 +53,10 @@ do {
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
                             services: services, interceptors: try options.accessLog() + tracing, observer: metrics)
     metrics.observe(server.transport)
+    metrics.addGauge("swiftkart_live_races", help: "Race simulations running.") { tracker.counts.races }
+    metrics.addGauge("swiftkart_race_followers", help: "Followers of live races (FollowRace and WatchRace streams).") {
+        tracker.counts.followers
+    }
 
     let races = try database.raceCount()
     // SIGINT and SIGTERM: report NOT_SERVING, end the live races, send GOAWAY and drain.
