@@ -34,32 +34,9 @@ public struct AccessLogInterceptor: ServerInterceptor {
     ) async throws -> StreamingServerResponse<Output> {
         let start = ContinuousClock.now
         let traceID = request.metadata[stringValues: "traceparent"].first.flatMap(Self.traceID(of:))
-        let line = { @Sendable (code: Status.Code) in
-            self.write(self.line(method: context.descriptor.fullyQualifiedMethod, code: code,
+        return try await observing(request, context, next: next) { status in
+            self.write(self.line(method: context.descriptor.fullyQualifiedMethod, code: status.code,
                                  duration: ContinuousClock.now - start, peer: context.peer, traceID: traceID))
-        }
-        let response: StreamingServerResponse<Output>
-        do {
-            response = try await next(request, context)
-        } catch {
-            line(RPCError.from(error).code.status)
-            throw error
-        }
-        switch response.accepted {
-        case .failure(let error):
-            line(error.code.status)
-            return response
-        case .success(let contents):
-            return StreamingServerResponse(metadata: contents.metadata) { writer in
-                do {
-                    let trailers = try await contents.producer(writer)
-                    line(.ok)
-                    return trailers
-                } catch {
-                    line(RPCError.from(error).code.status)
-                    throw error
-                }
-            }
         }
     }
 

@@ -21,29 +21,8 @@ public struct LoggingServerInterceptor: ServerInterceptor {
         @Sendable func finished(_ outcome: String) {
             log("\(prefix): \(outcome) in \(Self.format(ContinuousClock.now - start))")
         }
-        let response: StreamingServerResponse<Output>
-        do {
-            response = try await next(request, context)
-        } catch {
-            finished("\(RPCError.from(error).code)")
-            throw error
-        }
-        switch response.accepted {
-        case .failure(let error):
-            finished("\(error.code)")
-            return response
-        case .success(let contents):
-            // The RPC ends when the producer does: wrap it to log then.
-            return StreamingServerResponse(metadata: contents.metadata) { writer in
-                do {
-                    let trailers = try await contents.producer(writer)
-                    finished("OK")
-                    return trailers
-                } catch {
-                    finished("\(RPCError.from(error).code)")
-                    throw error
-                }
-            }
+        return try await observing(request, context, next: next) { status in
+            finished("\(status.code)")
         }
     }
 

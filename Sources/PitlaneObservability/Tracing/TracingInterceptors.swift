@@ -18,29 +18,7 @@ public struct TracingServerInterceptor: ServerInterceptor {
         let span = SpanInProgress(kind: .server, context: parent?.child() ?? .newTrace(), parent: parent,
                                   method: context.descriptor, peer: context.peer)
         let exporter = self.exporter
-        let response: StreamingServerResponse<Output>
-        do {
-            response = try await next(request, context)
-        } catch {
-            exporter.record(span.finished(RPCError.from(error).status))
-            throw error
-        }
-        switch response.accepted {
-        case .failure(let error):
-            exporter.record(span.finished(error.status))
-            return response
-        case .success(let contents):
-            return StreamingServerResponse(metadata: contents.metadata) { writer in
-                do {
-                    let trailers = try await contents.producer(writer)
-                    exporter.record(span.finished(.ok))
-                    return trailers
-                } catch {
-                    exporter.record(span.finished(RPCError.from(error).status))
-                    throw error
-                }
-            }
-        }
+        return try await observing(request, context, next: next) { status in exporter.record(span.finished(status)) }
     }
 }
 
