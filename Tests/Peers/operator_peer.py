@@ -58,7 +58,7 @@ import httpx  # noqa: E402
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format  # noqa: E402
 
 import processes  # noqa: E402
-from peer_checks import exit_now, expect, load  # noqa: E402
+from peer_checks import Report, exit_now, expect, load  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -109,52 +109,6 @@ PROTOCOL_FILES = [(os.path.join(ROOT, "Protos"), "reflection_v1.proto"), (os.pat
 
 # ---------------------------------------------------------------------------------------------
 # Results
-
-
-class Report:
-    """Named results, each printed as it comes with its observations indented below it."""
-
-    def __init__(self, only):
-        self.results = []
-        self.only = only
-
-    def add(self, name, why, observations=()):
-        self.results.append((name, why))
-        print(f"ok {name}" if why is None else f"FAIL {name}: {why}", flush=True)
-        for line in observations:
-            print(f"    {line}", flush=True)
-
-    def wanted(self, letter):
-        return self.only is None or letter in self.only
-
-    def check(self, name, function, limit=60):
-        """Runs `function(notes)` in a thread for at most `limit` seconds; an exception is its
-        failure, as is running out of time (the thread is left behind: the peer exits without
-        waiting for it)."""
-        notes, outcome = [], {}
-
-        def run():
-            try:
-                function(notes)
-            except AssertionError as error:  # a failed check is a result
-                outcome["why"] = str(error) or "AssertionError"
-            except Exception as error:  # so is anything else, with where it happened
-                where = traceback.extract_tb(error.__traceback__)[-1]
-                outcome["why"] = f"{type(error).__name__}: {error} (at {os.path.basename(where.filename)}:{where.lineno})"
-
-        started = time.monotonic()
-        worker = threading.Thread(target=run, daemon=True)
-        worker.start()
-        worker.join(limit)
-        why = f"no result within {limit} s" if worker.is_alive() else outcome.get("why")
-        if time.monotonic() - started > 2:
-            notes.append(f"({time.monotonic() - started:.1f} s)")
-        self.add(name, why, notes)
-
-    def finish(self):
-        failed = sum(why is not None for _, why in self.results)
-        print(f"checks: {len(self.results) - failed} ok, {failed} failed", flush=True)
-        return 1 if failed else 0
 
 
 def short(text, limit=300):
