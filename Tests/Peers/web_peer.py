@@ -283,6 +283,27 @@ def orders_checks(checks, address, clients, args):
             expect(len(updates) >= 1 and updates[0].eta_changed.eta_display == "15 min", f"{updates}")
         return run
 
+    def rich_error(protocol):
+        """A token from another epoch of the log (the epoch digits changed) is OUT_OF_RANGE, and
+        the Connect runtime reads the google.rpc.ErrorInfo that says so from the error's details
+        (the server's grpc-status-details-bin, in Connect's end-of-stream form)."""
+        def run():
+            from google.rpc import error_details_pb2
+            token = state["start"]
+            other_epoch = token[:2] + format(int(token[2:18], 16) ^ 1, "016x") + token[18:]
+            try:
+                for _ in client("HTTP/2", protocol).watch_order(
+                        pb.WatchOrderRequest(order_id=order_id, since_update_id=other_epoch), headers=alice, timeout_ms=5_000):
+                    pass
+            except ConnectError as error:
+                expect(error.code == Code.OUT_OF_RANGE, f"{error.code} {error}")
+                infos = [error_details_pb2.ErrorInfo.FromString(detail.message_bytes) for detail in error.details
+                         if detail.type_name == "google.rpc.ErrorInfo"]
+                expect(infos and infos[0].reason == "EPOCH_CHANGED", f"details {[d.type_name for d in error.details]}: {infos}")
+                return
+            raise AssertionError("no error")
+        return run
+
     chat_pb, chat_connect = generate_connect_stubs(args.protos, "chat.proto")
 
     def chat_round():
@@ -316,6 +337,8 @@ def orders_checks(checks, address, clients, args):
     checks.check("Connect unary without a token: UNAUTHENTICATED", unauthenticated)
     checks.check("Connect unary: an unknown order is NOT_FOUND", not_found(ProtocolType.CONNECT))
     checks.check("gRPC-Web unary: an unknown order is NOT_FOUND", not_found(ProtocolType.GRPC_WEB))
+    checks.check("Connect server stream: another epoch's token is OUT_OF_RANGE with ErrorInfo EPOCH_CHANGED in the details",
+                 rich_error(ProtocolType.CONNECT))
     for version in ["HTTP/1.1", "HTTP/2"]:
         checks.check(f"Connect server stream, {version}: WatchOrder replays the history", watch(version, ProtocolType.CONNECT))
         checks.check(f"gRPC-Web server stream, {version}: WatchOrder replays the history", watch(version, ProtocolType.GRPC_WEB))

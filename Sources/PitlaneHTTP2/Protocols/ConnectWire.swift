@@ -42,9 +42,11 @@ enum ConnectWire {
         }
     }
 
-    /// `{"code": "...", "message": "..."}`: a unary call's error body, or the `error` member
-    /// of an end-of-stream message.
-    static func writeError(_ status: Status, to writer: inout JSONWriter) {
+    /// `{"code": "...", "message": "...", "details": [...]}`: a unary call's error body, or the
+    /// `error` member of an end-of-stream message. The details are those of the
+    /// `google.rpc.Status` in `trailers`' `grpc-status-details-bin` (rich errors), each as
+    /// `{"type": "google.rpc.ErrorInfo", "value": "<base64>"}`.
+    static func writeError(_ status: Status, trailers: Metadata, to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("code")
         writer.writeString(codeNames[status.code.rawValue])
@@ -52,13 +54,59 @@ enum ConnectWire {
             writer.key("message")
             writer.writeString(status.message)
         }
+        let details = trailers[binaryValues: Metadata.statusDetailsKey].first.map(statusDetails) ?? []
+        if !details.isEmpty {
+            writer.key("details")
+            writer.beginArray()
+            for detail in details {
+                writer.separate()
+                writer.beginObject()
+                writer.key("type")
+                writer.writeString(String(detail.typeURL.split(separator: "/").last ?? ""))
+                writer.key("value")
+                writer.writeString(Base64.encode(detail.value, padded: false))
+                writer.endObject()
+            }
+            writer.endArray()
+        }
         writer.endObject()
     }
 
-    static func errorBody(_ status: Status) -> [UInt8] {
+    static func errorBody(_ status: Status, trailers: Metadata) -> [UInt8] {
         var writer = JSONWriter()
-        writeError(status, to: &writer)
+        writeError(status, trailers: trailers, to: &writer)
         return writer.utf8Bytes
+    }
+
+    /// The `details` (field 3: `google.protobuf.Any`, type URL 1 and value 2) of a serialized
+    /// `google.rpc.Status`; none when it does not parse.
+    static func statusDetails(_ bytes: [UInt8]) -> [(typeURL: String, value: [UInt8])] {
+        var details: [(typeURL: String, value: [UInt8])] = []
+        let parsed: Bool = bytes.withUnsafeBytes { buffer in
+            var reader = ProtoReader(buffer)
+            do {
+                while let tag = try reader.nextTag() {
+                    guard tag.fieldNumber == 3, tag.wireType == .lengthDelimited else {
+                        try reader.skipField(tag)
+                        continue
+                    }
+                    var any = ProtoReader(try reader.readLengthDelimited())
+                    var detail = (typeURL: "", value: [UInt8]())
+                    while let field = try any.nextTag() {
+                        switch (field.fieldNumber, field.wireType) {
+                        case (1, .lengthDelimited): detail.typeURL = String(decoding: try any.readLengthDelimited(), as: UTF8.self)
+                        case (2, .lengthDelimited): detail.value = Array(try any.readLengthDelimited())
+                        default: try any.skipField(field)
+                        }
+                    }
+                    details.append(detail)
+                }
+                return true
+            } catch {
+                return false
+            }
+        }
+        return parsed ? details : []
     }
 
     /// The end-of-stream message's JSON: the error unless OK, and the trailers as metadata.
@@ -67,7 +115,7 @@ enum ConnectWire {
         writer.beginObject()
         if status.code != .ok {
             writer.key("error")
-            writeError(status, to: &writer)
+            writeError(status, trailers: trailers, to: &writer)
         }
         let fields = trailers.headerFields
         if !fields.isEmpty {

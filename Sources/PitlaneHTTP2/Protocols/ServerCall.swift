@@ -275,7 +275,7 @@ struct ServerCall {
                 }
             } else {
                 let failure = status.code == .ok ? Status(code: .internal, message: "the handler sent no response message") : status
-                let errorBody = ConnectWire.errorBody(failure)
+                let errorBody = ConnectWire.errorBody(failure, trailers: trailers)
                 var errorHead = head(status: ConnectWire.httpStatus(for: failure.code), metadata: metadata, extra: trailerFields)
                 errorHead.headers[0].value = "application/json"  // the content type comes first
                 perform(.head(errorHead, endsStream: false))
