@@ -49,7 +49,7 @@ from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 import processes  # noqa: E402
-from peer_checks import exit_now  # noqa: E402
+from peer_checks import describe_delivery, exit_now  # noqa: E402
 from processes import Child, start_server  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
@@ -429,7 +429,7 @@ def check_orders(world, browser, report, screenshots):
     applied = page_state.get("applied", [])
     report.check("2. orders: across the restart the page applied every update exactly once, in order",
                  applied == published and page_state.get("duplicates") == 0,
-                 describe_delivery(published, applied) + f"; duplicates dropped by the page: {page_state.get('duplicates')}",
+                 describe_delivery(published, applied, "applied") + f"; duplicates dropped by the page: {page_state.get('duplicates')}",
                  f"{len(published)} updates ({before_restart} before the restart), {len(applied)} applied; "
                  f"page bootstraps (GetOrder): {page_state.get('bootstraps')}")
     snapshot_titles = [event.get("title", "") for event in snapshot.get("timeline", [])] if status == 200 else None
@@ -484,17 +484,6 @@ def check_out_of_range(world, browser, report, page, order_id):
                  f"caught up: {bool(caught_up)}, bootstraps {page_state.get('bootstraps')}, banner {text(browser, page, 'banner')!r}; "
                  f"rows {rows}, GetOrder {snapshot_titles}",
                  f"bootstraps: {page_state.get('bootstraps')}; {len(rows)} timeline rows as GetOrder has them")
-
-
-def describe_delivery(published, applied):
-    """What went wrong between the updates published and those the page applied."""
-    duplicates = len(applied) - len(set(applied))
-    missing = [update for update in published if update not in applied]
-    foreign = [update for update in applied if update not in published]
-    shown = [update for update in applied if update in published]
-    in_order = shown == sorted(set(shown), key=published.index)
-    return (f"{len(published)} published, {len(applied)} applied: {duplicates} duplicates, {len(missing)} missing "
-            f"(first: {missing[:1]}), {len(foreign)} never published, {'in' if in_order else 'out of'} order")
 
 
 # ---------------------------------------------------------------------------------------------

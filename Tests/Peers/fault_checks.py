@@ -38,7 +38,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")  # the checks report what grpcio
 import grpc  # noqa: E402 (after its environment)
 
 import processes
-from peer_checks import exit_now, load
+from peer_checks import describe_delivery, exit_now, load
 from processes import Child, Requests, start_server
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -450,19 +450,8 @@ def scenario_d(world, report):
             states = [line.removeprefix("orders: ") for line in watcher.stderr]
             watcher.stop()
         report.check("d. orders watch across blackholes and resets: every update once, in order",
-                     printed == published, describe_delivery(published, printed),
+                     printed == published, describe_delivery(published, printed, "printed"),
                      f"{len(published)} updates published, {len(printed)} printed; connection states: {' → '.join(states)}")
-
-
-def describe_delivery(published, printed):
-    """What went wrong between the updates published and those a watcher printed."""
-    duplicates = len(printed) - len(set(printed))
-    missing = [update for update in published if update not in printed]
-    foreign = [update for update in printed if update not in published]
-    shown = [update for update in printed if update in published]
-    in_order = shown == sorted(set(shown), key=published.index)
-    return (f"{len(published)} published, {len(printed)} printed: {duplicates} duplicates, {len(missing)} missing "
-            f"(first: {missing[:1]}), {len(foreign)} never published, {'in' if in_order else 'out of'} order")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1050,13 +1050,7 @@ def main():
 
     processes.install_cleanup()
 
-    def time_limit():
-        time.sleep(args.time_limit)
-        print(f"FAIL global time limit ({args.time_limit} s)", flush=True)
-        processes.stop_all()
-        exit_now(1)
-
-    threading.Thread(target=time_limit, daemon=True).start()
+    processes.start_time_limit(args.time_limit)
     report = Report(only)
     missing = []
     for module, package in (("grpc_reflection", "grpcio-reflection"), ("prometheus_client", "prometheus_client"),

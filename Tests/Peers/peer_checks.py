@@ -118,3 +118,16 @@ class Report:
         failed = sum(why is not None for _, why in self.results)
         print(f"checks: {len(self.results) - failed} ok, {failed} failed", flush=True)
         return 1 if failed else 0
+
+
+def describe_delivery(published, received, verb="received"):
+    """What went wrong between the updates published and those a client `verb` (applied,
+    printed): duplicates, missing ones, ones never published, and whether the rest kept order."""
+    duplicates = len(received) - len(set(received))
+    missing = [update for update in published if update not in received]
+    foreign = [update for update in received if update not in published]
+    shown = [update for update in received if update in published]
+    in_order = shown == sorted(set(shown), key=published.index)
+    return (f"{len(published)} published, {len(received)} {verb}: {duplicates} duplicates, {len(missing)} missing "
+            f"(first: {missing[:1]}), {len(foreign)} never published, {'in' if in_order else 'out of'} order")
+

@@ -219,3 +219,17 @@ def run_in_thread(function, limit):
     thread.join(limit)
     return not thread.is_alive(), (failure[0] if failure else None), time.monotonic() - started
 
+
+def start_time_limit(seconds):
+    """Bounds the whole run: after `seconds` it prints a failure, stops every process this peer
+    started and exits 1, whatever is still waiting."""
+    from peer_checks import exit_now  # peer_checks does not import this module back
+
+    def expire():
+        time.sleep(seconds)
+        print(f"FAIL global time limit ({seconds} s)", flush=True)
+        stop_all()
+        exit_now(1)
+
+    threading.Thread(target=expire, daemon=True).start()
+

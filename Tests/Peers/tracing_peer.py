@@ -862,13 +862,7 @@ def main():
 
     processes.install_cleanup()
 
-    def time_limit():
-        time.sleep(args.time_limit)
-        print(f"FAIL global time limit ({args.time_limit} s)", flush=True)
-        processes.stop_all()
-        exit_now(1)
-
-    threading.Thread(target=time_limit, daemon=True).start()
+    processes.start_time_limit(args.time_limit)
     report = Report(only)
     missing = []
     for module, package in (("opentelemetry.proto.collector.trace.v1.trace_service_pb2", "opentelemetry-proto"),
