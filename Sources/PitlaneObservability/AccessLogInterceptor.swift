@@ -1,5 +1,6 @@
 import Glibc
 import PitlaneCore
+import PitlaneProtobuf
 
 /// One structured line per RPC a server handles, for log pipelines: the time, a level (info
 /// for OK, warn for the client's errors, error for the server's), the method, the status, the
@@ -40,12 +41,9 @@ public struct AccessLogInterceptor: ServerInterceptor {
         }
     }
 
-    /// The trace id of a `traceparent` value (`00-<32 hex>-<16 hex>-<2 hex>`); nil when malformed.
+    /// The trace id of a well-formed `traceparent` value, as the tracing interceptor reads it.
     static func traceID(of traceparent: String) -> String? {
-        let parts = traceparent.split(separator: "-")
-        guard parts.count >= 4, parts[1].count == 32, parts[1].allSatisfy(\.isHexDigit), parts[1] != String(repeating: "0", count: 32)
-        else { return nil }
-        return String(parts[1]).lowercased()
+        TraceContext(traceparent: traceparent)?.traceIDHex
     }
 
     func line(method: String, code: Status.Code, duration: Duration, peer: String, traceID: String?) -> String {
@@ -57,7 +55,14 @@ public struct AccessLogInterceptor: ServerInterceptor {
         if let traceID { fields.append(("trace_id", traceID, true)) }
         switch format {
         case .json:
-            return "{" + fields.map { "\"\($0.0)\":" + ($0.quoted ? "\"\(Self.jsonEscaped($0.1))\"" : $0.1) }.joined(separator: ",") + "}"
+            var writer = JSONWriter()
+            writer.beginObject()
+            for field in fields {
+                writer.key(field.0)
+                if field.quoted { writer.writeString(field.1) } else { writer.writeRaw(field.1) }
+            }
+            writer.endObject()
+            return String(decoding: writer.utf8Bytes, as: UTF8.self)
         case .logfmt:
             return fields.map { "\($0.0)=" + Self.logfmtValue($0.1) }.joined(separator: " ")
         }
@@ -72,33 +77,21 @@ public struct AccessLogInterceptor: ServerInterceptor {
         }
     }
 
+    /// Now, in RFC 3339 with milliseconds, as the JSON mapping writes a `Timestamp`.
     private static func timestamp() -> String {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
-        var parts = tm()
-        var seconds = time.tv_sec
-        gmtime_r(&seconds, &parts)
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let milliseconds = Int(time.tv_nsec / 1_000_000)
-        let fraction = String(repeating: "0", count: 3 - String(milliseconds).count) + String(milliseconds)
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(fraction)Z"
+        let now = Google_Protobuf_Timestamp(seconds: Int64(time.tv_sec), nanos: Int32(time.tv_nsec / 1_000_000 * 1_000_000))
+        let quoted = (try? now.jsonString()) ?? "\"\""
+        return String(quoted.dropFirst().dropLast())
     }
 
-    private static func jsonEscaped(_ value: String) -> String {
-        var escaped = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case _ where scalar.value < 0x20: escaped += "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
-
+    /// A logfmt value: bare, or quoted and escaped as a JSON string when it holds a space, a
+    /// quote or an equals sign.
     private static func logfmtValue(_ value: String) -> String {
-        value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || value.isEmpty ? "\"\(jsonEscaped(value))\"" : value
+        guard value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) || value.isEmpty else { return value }
+        var writer = JSONWriter()
+        writer.writeString(value)
+        return String(decoding: writer.utf8Bytes, as: UTF8.self)
     }
 }
