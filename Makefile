@@ -4,6 +4,7 @@
 #   make bench  install what is missing, run the benchmarks against their peers
 #   make soak   build release, run mixed traffic for MINUTES (5), fail on growth after warm-up
 #   make screenshots   the web app's pages in headless Chromium, as PNGs in docs/screenshots
+#   make cluster  three orders-server replicas on one PostgreSQL database, behind nginx
 
 SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
@@ -13,7 +14,7 @@ export PATH := $(VENV)/bin:$(PATH)
 
 MINUTES ?= 5
 
-.PHONY: bootstrap build run test bench soak screenshots clean
+.PHONY: bootstrap build run test bench soak screenshots cluster clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -24,6 +25,15 @@ build: bootstrap
 # swiftkart-server on data/swiftkart.sqlite, then the swiftkart client against it.
 run: build
 	@scripts/run-swiftkart
+
+# PostgreSQL (data/cluster/postgres), orders-server on 8101-8103 sharing it, nginx on 8100 (gRPC)
+# and 8180 (HTTP/1.1) in front; a demonstration, then until Ctrl-C from a terminal
+# (scripts/cluster says more). Builds the release server and its two CLIs only.
+cluster: bootstrap
+	swift build -c release --product orders-server
+	swift build -c release --product orders
+	swift build -c release --product chat
+	@scripts/cluster
 
 # The Swift tests start the Python peers (Tests/Peers) themselves, one test target per process
 # under a time limit (scripts/test-swift says why); then the Containerfile's build command

@@ -30,6 +30,7 @@ let package = Package(
         systemLibrary("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: ["zlib1g-dev"]),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: ["libsqlite3-dev"]),
+        systemLibrary("CLibPQ", pkgConfig: "libpq", apt: ["libpq-dev"]),
         // HTTP/1.1 requests (Debian's libhttp-parser; no pkg-config file, so linked by name).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         // WebSocket framing (Debian's libwslay; no pkg-config file, so linked by name).
@@ -62,11 +63,15 @@ let package = Package(
                 plugins: ["PitlaneGenerator"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
         .target(name: "PitlaneReflection", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
-        // A small Swift face over SQLite for the services' embedded databases.
-        .target(name: "PitlaneSQLite", dependencies: ["CSQLite"]),
+        // The services' databases: one interface (PitlaneSQL) over SQLite, embedded, and
+        // PostgreSQL through libpq, shared by replicas.
+        .target(name: "PitlaneSQL", dependencies: ["PitlaneCore"]),
+        .target(name: "PitlaneSQLite", dependencies: ["CSQLite", "PitlaneSQL"]),
+        .target(name: "PitlanePostgres", dependencies: ["CLibPQ", "PitlaneSQL"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneObservability"]),
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneObservability",
+                                                          "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]),
 
         // The browser app (races, order tracker, chat), served by the servers from their port.
         .target(name: "WebApp", dependencies: ["PitlaneHTTP2"], resources: [.copy("Static")]),
@@ -84,12 +89,12 @@ let package = Package(
         // the reconnecting client (OrderStreamStore); one server for both, and their clients.
         .target(
             name: "Orders",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQLite", "PitlaneErrorDetails"],
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite", "PitlaneErrorDetails"],
             plugins: ["PitlaneGenerator"]
         ),
         .target(
             name: "LiveChat",
-            dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
+            dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane", "WebApp"]),
@@ -142,12 +147,12 @@ let package = Package(
 
         .testTarget(
             name: "SystemLibraryTests",
-            dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite"]
+            dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite", "CLibPQ"]
         ),
         // Fixtures shared by the test targets: the echo service and its .proto.
         .target(
             name: "TestSupport",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf"],
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres", "CLinux"],
             path: "Tests/TestSupport",
             plugins: ["PitlaneGenerator"]
         ),
@@ -169,7 +174,8 @@ let package = Package(
         ),
         .testTarget(
             name: "OrdersTests",
-            dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders"]
+            dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders",
+                           "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]
         ),
         .testTarget(
             name: "PitlaneObservabilityTests",

@@ -11,4 +11,6 @@
 int accept4(int fd, void *address, unsigned int *length, int flags);
 int pthread_setname_np(unsigned long thread, const char *name);
 int sched_getaffinity(int pid, unsigned long size, void *mask);
+// The file actions are posix_spawn_file_actions_t, passed by address.
+int posix_spawn_file_actions_addclosefrom_np(void *actions, int from);
 #endif

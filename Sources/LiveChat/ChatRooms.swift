@@ -3,20 +3,31 @@ import Glibc
 import Orders
 import PitlaneCore
 import PitlaneProtobuf
+import PitlaneSQL
 import PitlaneSQLite
 import Synchronization
 
 public typealias ChatEvent = Chat_V1_ChatEvent
 public typealias ChatMessage = Chat_V1_ChatMessage
 
-/// The chat rooms: messages stored in SQLite, numbered per room, and everyone in a room.
+/// The chat rooms: messages stored in a database (SQLite, or PostgreSQL shared by replicas),
+/// numbered per room, and everyone in a room on this server.
 ///
-/// One lock orders everything that happens in the rooms: a message is stored and queued for
-/// every participant of its room in the same critical section, and so are joins (the history a
-/// joiner gets is read there too) and leaves — so every participant sees one order per room,
-/// with nothing missed or repeated between the history and the live messages. Each
-/// participant's queue is bounded; one that falls `backlog` events behind is disconnected with
-/// `.resourceExhausted` and the room hears that it left.
+/// A message's number is assigned in its transaction (a per-room counter row, locked until
+/// the commit), so the numbers are the one order of the room across every replica. Each
+/// server hands a room's messages to its participants strictly in that order: it remembers
+/// how far it has delivered each room with someone in it, and before delivering a message
+/// reads any earlier one it has not seen (committed by another replica) from the database.
+/// Other replicas' commits are announced on `ChatRooms.channel` (`relay()`), only as wake-ups.
+///
+/// One lock orders everything that happens in the rooms here: a message is stored and queued
+/// for every participant of its room in the same critical section, and so are joins (the
+/// history a joiner gets is read there too, up to what the room has been given) and leaves —
+/// so every participant sees one order per room, with nothing missed or repeated between the
+/// history and the live messages. Each participant's queue is bounded; one that falls
+/// `backlog` events behind is disconnected with `.resourceExhausted` and the room hears that it
+/// left. Presence (joins and leaves) is per server: a room's participants on other replicas
+/// are not listed.
 public final class ChatRooms: Sendable {
     public struct Settings: Sendable {
         /// Messages a joiner gets from before it joined.
@@ -46,8 +57,10 @@ public final class ChatRooms: Sendable {
     }
 
     private struct Rooms: ~Copyable {
-        var database: SQLiteDatabase
         var members: [String: [UInt64: Member]] = [:]
+        /// The last message id handed to each room with members (missing while unknown: the
+        /// database was unreachable when the room's first member came).
+        var delivered: [String: Int64] = [:]
         var nextKey: UInt64 = 0
 
         mutating func makeKey() -> UInt64 {
@@ -64,35 +77,28 @@ public final class ChatRooms: Sendable {
         }
     }
 
+    /// Where commits are announced to other replicas.
+    public static let channel = "pitlane_chat"
+
     public let settings: Settings
-    private let rooms: Mutex<Rooms>
+    public let database: any SQLDatabase
+    /// Tells this process's announcements from other replicas'.
+    private let replicaID = String(UInt64.random(in: 1 ... .max), radix: 36)
+    private let rooms = Mutex(Rooms())
     private let waiting = Mutex(WaitingSends())
     /// Where sends are committed, away from the event loops.
     private let writer = DispatchQueue(label: "pitlane.chat.writer")
 
-    /// Opens (creating) the message store at `path`.
-    public init(path: String, settings: Settings = Settings()) throws {
-        let database = try SQLiteDatabase(path: path)
-        try database.execute("PRAGMA journal_mode = WAL")
-        // The file may be shared with the order log, whose migrations own `user_version`.
-        try database.execute("""
-            CREATE TABLE IF NOT EXISTS chat_messages (
-                room TEXT NOT NULL,
-                id INTEGER NOT NULL,
-                nickname TEXT NOT NULL,
-                text TEXT NOT NULL,
-                sent_at INTEGER NOT NULL,
-                PRIMARY KEY (room, id)
-            ) WITHOUT ROWID
-            """)
-        // Added with the seed's WebSocket chat: the id its clients give themselves.
-        let columns = try database.prepare("SELECT count(*) FROM pragma_table_info('chat_messages') WHERE name = 'sender_id'")
-        _ = try columns.step()
-        if columns.int64(at: 0) == 0 {
-            try database.execute("ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''")
-        }
+    /// Opens (creating) the message store in the SQLite file at `path`.
+    public convenience init(path: String, settings: Settings = Settings()) throws {
+        try self.init(database: SQLiteStore(path: path), settings: settings)
+    }
+
+    /// Opens (creating and migrating) the message store in `database`.
+    public init(database: any SQLDatabase, settings: Settings = Settings()) throws {
+        try database.withConnection { try Self.schema.apply(to: $0, legacyVersion: Self.legacyVersion) }
+        self.database = database
         self.settings = settings
-        rooms = Mutex(Rooms(database: database))
     }
 
     /// A mailbox bounded by `settings.backlog`, for `join`.
@@ -112,7 +118,9 @@ public final class ChatRooms: Sendable {
             guard rooms.member(named: nickname, in: room) == nil else {
                 throw RPCError(code: .alreadyExists, message: "'\(nickname)' is already in \(room)")
             }
-            let history = try Self.recent(room, count: settings.history, in: rooms.database)
+            // The room first gets what was committed until now; the joiner's history ends there.
+            let through = try catchUp(room, in: &rooms)
+            let history = try database.withConnection { try Self.recent(room, count: settings.history, through: through, in: $0) }
             let participant = Participant(room: room, nickname: nickname, mailbox: mailbox, key: rooms.makeKey())
             rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nickname)
             let participants = rooms.nicknames(in: room)
@@ -127,6 +135,8 @@ public final class ChatRooms: Sendable {
     /// receives what is said from now on; the room hears of it once it says something.
     public func listen(room: String, mailbox: BoundedMailbox<ChatEvent>) -> Participant {
         rooms.withLock { rooms in
+            // Unreachable database: the room's position is learnt at its next message.
+            _ = try? catchUp(room, in: &rooms)
             let participant = Participant(room: room, nickname: nil, mailbox: mailbox, key: rooms.makeKey())
             rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nil)
             return participant
@@ -197,8 +207,11 @@ public final class ChatRooms: Sendable {
                 return waiting.sends
             }
             guard !batch.isEmpty else { return }
-            let results = rooms.withLock { rooms in store(batch.map(\.0), in: &rooms) }
-            for ((_, continuation), result) in zip(batch, results) { continuation.resume(with: result) }
+            // Rooms in one sequence (arrival order within each): replicas committing batches at
+            // once lock their rooms' counters in the same order, so they never deadlock.
+            let sorted = batch.enumerated().sorted { ($0.element.0.participant.room, $0.offset) < ($1.element.0.participant.room, $1.offset) }
+            let results = rooms.withLock { rooms in store(sorted.map(\.element.0), in: &rooms) }
+            for ((_, (_, continuation)), result) in zip(sorted, results) { continuation.resume(with: result) }
         }
     }
 
@@ -207,56 +220,117 @@ public final class ChatRooms: Sendable {
     private func store(_ batch: [SendRequest], in rooms: inout Rooms) -> [Result<ChatMessage, any Error>] {
         let now = Self.now()
         var results: [Result<ChatMessage, any Error>] = []
-        var nextIDs: [String: Int64] = [:]
         do {
-            // BEGIN IMMEDIATE waits out the order log's writers on the same file.
-            try rooms.database.transaction {
-                for request in batch {
-                    let room = request.participant.room
-                    guard var member = rooms.members[room]?[request.participant.key] else {
-                        results.append(.failure(RPCError(code: .failedPrecondition, message: "not in \(room)")))
-                        continue
+            try database.withConnection { connection in
+                try connection.transaction {
+                    results = []
+                    for request in batch {
+                        let room = request.participant.room
+                        guard var member = rooms.members[room]?[request.participant.key] else {
+                            results.append(.failure(RPCError(code: .failedPrecondition, message: "not in \(room)")))
+                            continue
+                        }
+                        if let named = request.nickname, member.nickname != named {
+                            let first = member.nickname == nil
+                            member.nickname = named
+                            rooms.members[room]?[request.participant.key] = member
+                            if first { Self.broadcast(Self.presence(named, .joined), to: room, except: request.participant.key, in: &rooms) }
+                        }
+                        // The room's counter row stays locked until the commit: ids are the room's one order.
+                        let id = try connection.first("""
+                            INSERT INTO chat_rooms (room, last_id) VALUES (?, 1)
+                            ON CONFLICT (room) DO UPDATE SET last_id = chat_rooms.last_id + 1 RETURNING last_id
+                            """, .text(room), as: { $0.int64(at: 0) }) ?? 0
+                        let message = ChatMessage.with {
+                            $0.id = id
+                            $0.nickname = member.nickname ?? ""
+                            $0.text = request.text
+                            $0.sentAt = now
+                            $0.senderID = request.senderID
+                        }
+                        try connection.run("INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)",
+                                           .text(room), .integer(message.id), .text(message.nickname), .text(message.text),
+                                           .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
+                        try connection.notify(channel: Self.channel, payload: "\(replicaID) \(id) \(room)")
+                        results.append(.success(message))
                     }
-                    if let named = request.nickname, member.nickname != named {
-                        let first = member.nickname == nil
-                        member.nickname = named
-                        rooms.members[room]?[request.participant.key] = member
-                        if first { Self.broadcast(Self.presence(named, .joined), to: room, except: request.participant.key, in: &rooms) }
-                    }
-                    let id = try nextIDs[room] ?? Self.nextMessageID(in: room, of: rooms.database)
-                    nextIDs[room] = id + 1
-                    let message = ChatMessage.with {
-                        $0.id = id
-                        $0.nickname = member.nickname ?? ""
-                        $0.text = request.text
-                        $0.sentAt = now
-                        $0.senderID = request.senderID
-                    }
-                    try rooms.database.prepare("""
-                        INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)
-                        """)
-                        .bind(.text(room), .integer(message.id), .text(message.nickname), .text(message.text),
-                              .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
-                        .run()
-                    results.append(.success(message))
                 }
             }
         } catch {
             return batch.map { _ in .failure(error) }
         }
+        var committed: [String: [ChatMessage]] = [:]
         for (request, result) in zip(batch, results) {
-            guard case .success(let message) = result else { continue }
-            Self.broadcast(.with { $0.message = message }, to: request.participant.room, except: nil, in: &rooms)
+            if case .success(let message) = result { committed[request.participant.room, default: []].append(message) }
         }
+        for (room, messages) in committed { deliverCommitted(messages, to: room, in: &rooms) }
         return results
     }
 
-    /// The id the next message of `room` gets; its statement is finished before it returns.
-    private static func nextMessageID(in room: String, of database: SQLiteDatabase) throws -> Int64 {
-        let next = try database.prepare("SELECT coalesce(max(id), 0) + 1 FROM chat_messages WHERE room = ?")
-        try next.bind(.text(room))
-        _ = try next.step()
-        return next.int64(at: 0)
+    /// Hands this server's newly committed `messages` (ascending ids) to the room: directly when
+    /// they follow what it was given, after reading what other replicas committed in between
+    /// otherwise. What cannot be read now (the database went away) the room gets at its next
+    /// catch-up.
+    private func deliverCommitted(_ messages: [ChatMessage], to room: String, in rooms: inout Rooms) {
+        guard rooms.members[room] != nil, let first = messages.first else { return }
+        let through = rooms.delivered[room] ?? first.id - 1
+        rooms.delivered[room] = through
+        let contiguous = messages.enumerated().allSatisfy { $0.element.id == first.id + Int64($0.offset) }
+        if first.id == through + 1, contiguous {
+            deliver(messages, to: room, in: &rooms)
+        } else {
+            _ = try? catchUp(room, in: &rooms)
+        }
+    }
+
+    /// Hands `room` every committed message after what it was given, in order; returns the id
+    /// it has been given through. A room not followed yet starts at its newest message: no one
+    /// here was in it to be given the earlier ones.
+    @discardableResult
+    private func catchUp(_ room: String, in rooms: inout Rooms) throws -> Int64 {
+        guard let through = rooms.delivered[room] else {
+            let newest = try database.withConnection { connection in
+                try connection.first("SELECT last_id FROM chat_rooms WHERE room = ?", .text(room), as: { $0.int64(at: 0) }) ?? 0
+            }
+            rooms.delivered[room] = newest
+            return newest
+        }
+        let missed = try database.withConnection { try Self.messages(of: room, after: through, in: $0) }
+        deliver(missed, to: room, in: &rooms)
+        return rooms.delivered[room] ?? through
+    }
+
+    /// Queues each message the room was not given yet, and moves its position.
+    private func deliver(_ messages: [ChatMessage], to room: String, in rooms: inout Rooms) {
+        for message in messages where message.id > rooms.delivered[room] ?? 0 {
+            rooms.delivered[room] = message.id
+            Self.broadcast(.with { $0.message = message }, to: room, except: nil, in: &rooms)
+        }
+    }
+
+    /// Hands this server's rooms what other replicas of the database commit, until the
+    /// returned listening is stopped; `onChange` hears whether the database is reachable.
+    /// Nil for a database only this process uses (SQLite).
+    public func relay(onChange: @escaping @Sendable (_ reachable: Bool) -> Void = { _ in }) -> (any SQLListening)? {
+        database.listen(to: Self.channel) { [self] notification in
+            let woken: Set<String>
+            switch notification {
+            case .payloads(let payloads):
+                woken = Set(payloads.compactMap { payload in
+                    let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+                    return fields.count == 3 && fields[0] != replicaID ? String(fields[2]) : nil
+                })
+            case .listening:
+                onChange(true)
+                woken = rooms.withLock { Set($0.members.keys) }
+            case .lost:
+                onChange(false)
+                return
+            }
+            rooms.withLock { rooms in
+                for room in woken where rooms.members[room] != nil { _ = try? catchUp(room, in: &rooms) }
+            }
+        }
     }
 
     /// Rooms with someone in them, and everyone in them (listeners too), for metrics.
@@ -294,27 +368,76 @@ public final class ChatRooms: Sendable {
 
     private static func remove(_ key: UInt64, from room: String, in rooms: inout Rooms) {
         guard let member = rooms.members[room]?.removeValue(forKey: key) else { return }
-        if rooms.members[room]?.isEmpty == true { rooms.members[room] = nil }
+        if rooms.members[room]?.isEmpty == true {
+            rooms.members[room] = nil
+            rooms.delivered[room] = nil
+        }
         if let nickname = member.nickname { broadcast(presence(nickname, .left), to: room, except: nil, in: &rooms) }
     }
 
-    private static func recent(_ room: String, count: Int, in database: SQLiteDatabase) throws -> [ChatMessage] {
-        let statement = try database.prepare("""
-            SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? ORDER BY id DESC LIMIT ?
-            """)
-        try statement.bind(.text(room), .int(count))
-        var messages: [ChatMessage] = []
-        while try statement.step() {
-            let sentAt = statement.int64(at: 3)
-            messages.append(.with {
-                $0.id = statement.int64(at: 0)
-                $0.nickname = statement.text(at: 1)
-                $0.text = statement.text(at: 2)
-                $0.sentAt = Google_Protobuf_Timestamp(seconds: sentAt / 1_000_000_000, nanos: Int32(sentAt % 1_000_000_000))
-                $0.senderID = statement.text(at: 4)
-            })
+    /// The last `count` messages of `room` up to id `through`, oldest first.
+    private static func recent(_ room: String, count: Int, through: Int64, in connection: any SQLConnection) throws -> [ChatMessage] {
+        try connection.all("""
+            SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? AND id <= ? ORDER BY id DESC LIMIT ?
+            """, .text(room), .integer(through), .int(count), as: message).reversed()
+    }
+
+    /// The messages of `room` after id `after`, oldest first (a bounded page: a room that is
+    /// further behind gets the rest at its next catch-up).
+    private static func messages(of room: String, after: Int64, in connection: any SQLConnection) throws -> [ChatMessage] {
+        try connection.all("""
+            SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? AND id > ? ORDER BY id LIMIT 1024
+            """, .text(room), .integer(after), as: message)
+    }
+
+    private static func message(_ row: any SQLRow) -> ChatMessage {
+        let sentAt = row.int64(at: 3)
+        return .with {
+            $0.id = row.int64(at: 0)
+            $0.nickname = row.text(at: 1)
+            $0.text = row.text(at: 2)
+            $0.sentAt = Google_Protobuf_Timestamp(seconds: sentAt / 1_000_000_000, nanos: Int32(sentAt % 1_000_000_000))
+            $0.senderID = row.text(at: 4)
         }
-        return messages.reversed()
+    }
+
+    // MARK: Schema
+
+    static let schema = SchemaMigrations(component: "chat", steps: [
+        (sqlite: """
+            CREATE TABLE chat_messages (
+                room TEXT NOT NULL, id INTEGER NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at INTEGER NOT NULL,
+                PRIMARY KEY (room, id)
+            ) WITHOUT ROWID
+            """,
+         postgres: """
+            CREATE TABLE chat_messages (
+                room TEXT NOT NULL, id BIGINT NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at BIGINT NOT NULL,
+                PRIMARY KEY (room, id)
+            )
+            """),
+        // With the seed's WebSocket chat: the id its clients give themselves.
+        (sqlite: "ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''",
+         postgres: "ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''"),
+        // With replicas: each room's counter, locked by the transaction that takes a number.
+        (sqlite: """
+            CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id INTEGER NOT NULL) WITHOUT ROWID;
+            INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
+            """,
+         postgres: """
+            CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id BIGINT NOT NULL);
+            INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
+            """),
+    ])
+
+    /// SQLite files from before `pitlane_schema`: the table, with or without `sender_id`.
+    private static func legacyVersion(_ connection: any SQLConnection) throws -> Int {
+        guard connection.dialect == .sqlite,
+              try connection.first("SELECT 1 FROM sqlite_master WHERE name = 'chat_messages'", as: { _ in true }) != nil
+        else { return 0 }
+        let hasSender = try connection.first("SELECT count(*) FROM pragma_table_info('chat_messages') WHERE name = 'sender_id'",
+                                             as: { $0.int64(at: 0) }) ?? 0
+        return hasSender > 0 ? 2 : 1
     }
 
     private static func presence(_ nickname: String, _ change: Chat_V1_Presence.Change) -> ChatEvent {

@@ -37,12 +37,17 @@ public final class OrderFeed: Sendable {
         for mailbox in receivers { mailbox.offer(update) }
     }
 
-    /// How many watchers the order has now.
+    /// The orders someone watches now.
+    public var watchedOrders: [String] {
+        subscriptions.withLock { Array($0.keys) }
+    }
+
     /// Watchers of every order, for metrics.
     public var watcherCount: Int {
         subscriptions.withLock { $0.values.reduce(0) { $0 + $1.count } }
     }
 
+    /// How many watchers the order has now.
     public func subscriberCount(of orderID: String) -> Int {
         subscriptions.withLock { $0[orderID]?.count ?? 0 }
     }

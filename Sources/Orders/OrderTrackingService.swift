@@ -21,7 +21,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         -> ServerResponse<OrderSnapshot> {
         let orderID = request.message.orderID
         let user = try OrderAccess.caller(request.metadata)
-        guard let snapshot = try log.snapshot(of: orderID) else { throw Self.notFound(orderID) }
+        guard let snapshot = try await log.snapshot(of: orderID) else { throw Self.notFound(orderID) }
         try access.authorize(user, forOrderOf: snapshot.customerID, orderID: orderID)
         return ServerResponse(message: snapshot)
     }
@@ -33,13 +33,13 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         try access.authorize(user, forOrderOf: customer, orderID: request.message.orderID)
         let orderID = request.message.orderID.isEmpty ? Self.newOrderID() : request.message.orderID
         guard orderID.utf8.count <= 128 else { throw RPCError(code: .invalidArgument, message: "order ids are at most 128 bytes") }
-        return ServerResponse(message: try log.createOrder(id: orderID, customerID: customer, etaDisplay: request.message.etaDisplay))
+        return ServerResponse(message: try await log.createOrder(id: orderID, customerID: customer, etaDisplay: request.message.etaDisplay))
     }
 
     public func publishUpdate(request: ServerRequest<Orders_V1_PublishUpdateRequest>, context: ServerContext) async throws
         -> ServerResponse<OrderUpdate> {
         let orderID = request.message.orderID
-        try authorize(request.metadata, orderID)
+        try await authorize(request.metadata, orderID)
         guard let event = request.message.event.map(OrderEvent.init) else {
             throw RPCError(code: .invalidArgument, message: "an update needs an event")
         }
@@ -50,8 +50,8 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
     public func watchOrder(request: ServerRequest<Orders_V1_WatchOrderRequest>, context: ServerContext) async throws
         -> StreamingServerResponse<OrderUpdate> {
         let orderID = request.message.orderID
-        try authorize(request.metadata, orderID)
-        let start = try log.startSequence(for: orderID, since: request.message.sinceUpdateID)
+        try await authorize(request.metadata, orderID)
+        let start = try await log.startSequence(for: orderID, since: request.message.sinceUpdateID)
         let streamer = UpdateStreamer(log: log, feed: feed, orderID: orderID, include: { [] })
         return StreamingServerResponse { writer in
             try await streamer.run(after: start) { try await writer.write($0) }
@@ -78,8 +78,8 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
                 }
                 group.addTask {
                     guard let first = try await selection.first() else { return }
-                    try authorize(metadata, first.orderID)
-                    let start = try log.startSequence(for: first.orderID, since: first.sinceUpdateID)
+                    try await authorize(metadata, first.orderID)
+                    let start = try await log.startSequence(for: first.orderID, since: first.sinceUpdateID)
                     let streamer = UpdateStreamer(log: log, feed: feed, orderID: first.orderID, include: { selection.include })
                     try await streamer.run(after: start) { try await writer.write($0) }
                 }
@@ -92,9 +92,9 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         }
     }
 
-    private func authorize(_ metadata: Metadata, _ orderID: String) throws {
+    private func authorize(_ metadata: Metadata, _ orderID: String) async throws {
         let user = try OrderAccess.caller(metadata)
-        guard let header = try log.header(of: orderID) else { throw Self.notFound(orderID) }
+        guard let header = try await log.header(of: orderID) else { throw Self.notFound(orderID) }
         try access.authorize(user, forOrderOf: header.customerID, orderID: orderID)
     }
 
@@ -139,7 +139,8 @@ struct UpdateStreamer: Sendable {
         // The backlog, page by page, until the log has nothing newer.
         while try await sendFromLog(after: &position, before: nil, write: write) {}
 
-        // Live: a gap (only possible if the feed were behind the log) is filled from the log.
+        // Live: a gap (updates another replica committed, announced only by the newest) is
+        // filled from the log.
         while true {
             let next: LoggedUpdate
             if let queued = subscription.poll() {
@@ -164,7 +165,7 @@ struct UpdateStreamer: Sendable {
 
     /// One page of the log after `position` (and before `before`); false when it was empty.
     private func sendFromLog(after position: inout Position, before: Int64?, write: (OrderUpdate) async throws -> Void) async throws -> Bool {
-        let page = try log.updates(of: orderID, after: position.handled).filter { update in before.map { update.sequence < $0 } ?? true }
+        let page = try await log.updates(of: orderID, after: position.handled).filter { update in before.map { update.sequence < $0 } ?? true }
         for update in page { try await send(update, &position, write: write) }
         return !page.isEmpty
     }

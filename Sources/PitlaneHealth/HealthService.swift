@@ -6,12 +6,20 @@ public typealias ServingStatus = Grpc_Health_V1_HealthCheckResponse.ServingStatu
 
 /// The standard health service (`grpc.health.v1.Health`): `Check`, `List` and `Watch` report
 /// what the server sets with `setStatus(_:forService:)`. The empty service name is the
-/// server as a whole.
+/// server as a whole. While a dependency the server cannot work without (its database) is
+/// unreachable (`setDependency(_:reachable:)`), every service reports NOT_SERVING.
 public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, Sendable {
     private struct State {
         var statuses: [String: ServingStatus] = [:]
         var watchers: [String: [Int: AsyncStream<ServingStatus>.Continuation]] = [:]
         var nextWatcher = 0
+        var unreachable: Set<String> = []
+
+        /// What `service` reports now: its own status unless a dependency is down.
+        func effective(_ service: String) -> ServingStatus? {
+            guard let status = statuses[service] else { return nil }
+            return unreachable.isEmpty ? status : .notServing
+        }
     }
 
     private let state = Mutex(State())
@@ -22,14 +30,27 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
     public func setStatus(_ status: ServingStatus, forService service: String = "") {
         let watchers = state.withLock { state in
             state.statuses[service] = status
-            return Array(state.watchers[service, default: [:]].values)
+            return state.watchers[service, default: [:]].values.map { ($0, state.effective(service) ?? status) }
         }
-        for watcher in watchers { watcher.yield(status) }
+        for (watcher, status) in watchers { watcher.yield(status) }
+    }
+
+    /// Marks a dependency (`name`, such as "database") reachable or not: while any is not,
+    /// every service reports NOT_SERVING; once all are back, each reports its own status again.
+    public func setDependency(_ name: String, reachable: Bool) {
+        let watchers = state.withLock { state in
+            let changed = reachable ? state.unreachable.remove(name) != nil : state.unreachable.insert(name).inserted
+            guard changed else { return [(AsyncStream<ServingStatus>.Continuation, ServingStatus)]() }
+            return state.watchers.flatMap { service, watchers in
+                watchers.values.map { ($0, state.effective(service) ?? .serviceUnknown) }
+            }
+        }
+        for (watcher, status) in watchers { watcher.yield(status) }
     }
 
     /// The status last set for `service`; nil when none was.
     public func status(forService service: String = "") -> ServingStatus? {
-        state.withLock { $0.statuses[service] }
+        state.withLock { $0.effective(service) }
     }
 
     /// Marks every known service NOT_SERVING, as a server does when it starts shutting down.
@@ -38,14 +59,14 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
     }
 
     public func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse {
-        guard let status = state.withLock({ $0.statuses[request.service] }) else {
+        guard let status = state.withLock({ $0.effective(request.service) }) else {
             throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
         }
         return .with { $0.status = status }
     }
 
     public func list(request: Grpc_Health_V1_HealthListRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthListResponse {
-        let statuses = state.withLock { $0.statuses }
+        let statuses = state.withLock { state in state.statuses.keys.map { ($0, state.effective($0) ?? .unknown) } }
         return .with { response in
             for (service, status) in statuses { response.statuses[service] = .with { $0.status = status } }
         }
@@ -60,7 +81,7 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
             let id = state.nextWatcher
             state.nextWatcher += 1
             state.watchers[request.service, default: [:]][id] = continuation
-            continuation.yield(state.statuses[request.service] ?? .serviceUnknown)
+            continuation.yield(state.effective(request.service) ?? .serviceUnknown)
             return id
         }
         defer { _ = state.withLock { $0.watchers[request.service]?.removeValue(forKey: id) } }

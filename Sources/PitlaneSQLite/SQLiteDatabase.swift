@@ -1,4 +1,6 @@
 import CSQLite
+import PitlaneSQL
+import Synchronization
 
 /// What SQLite reported, with the statement or operation that failed.
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -18,6 +20,8 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 /// (or own it from one task) — SQLite's own locking still protects the file across processes.
 public final class SQLiteDatabase {
     private let handle: OpaquePointer
+    /// Statements `query` compiled, by SQL text, for reuse.
+    private var cached: [String: SQLiteStatement] = [:]
 
     /// Opens (creating if needed) the database at `path`; `":memory:"` for a private in-memory one.
     public init(path: String) throws {
@@ -33,7 +37,10 @@ public final class SQLiteDatabase {
         sqlite3_busy_timeout(handle, 5_000)
     }
 
-    deinit { sqlite3_close_v2(handle) }
+    deinit {
+        cached.removeAll()
+        sqlite3_close_v2(handle)
+    }
 
     /// Runs one or more statements that take no parameters and return no rows.
     public func execute(_ sql: String) throws {
@@ -54,19 +61,6 @@ public final class SQLiteDatabase {
             throw SQLiteError(code: result, message: "\(lastErrorMessage) in: \(sql)")
         }
         return SQLiteStatement(statement: statement, database: self)
-    }
-
-    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
     }
 
     /// The schema version kept in `PRAGMA user_version`, for migrations.
@@ -141,9 +135,12 @@ public final class SQLiteStatement {
 
     /// Runs a statement that returns no rows, then resets it for reuse.
     public func run() throws {
-        defer { sqlite3_reset(statement) }
+        defer { reset() }
         while try step() {}
     }
+
+    /// Ends the current run so the statement can run again (and releases its read snapshot).
+    public func reset() { sqlite3_reset(statement) }
 
     public func int(at column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
     public func int64(at column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
@@ -163,15 +160,60 @@ public final class SQLiteStatement {
 }
 
 /// A value to bind to a statement parameter.
-public enum SQLiteValue: Sendable {
-    case null
-    case integer(Int64)
-    case real(Double)
-    case text(String)
-    case blob([UInt8])
-
-    public static func int(_ value: Int) -> SQLiteValue { .integer(Int64(value)) }
-}
+public typealias SQLiteValue = SQLValue
 
 /// SQLITE_TRANSIENT: SQLite copies the bound bytes before the call returns.
 private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+extension SQLiteStatement: SQLRow {}
+
+extension SQLiteDatabase: SQLConnection {
+    public var dialect: SQLDialect { .sqlite }
+
+    public func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
+        let statement: SQLiteStatement
+        if let reused = cached[sql] {
+            statement = reused
+        } else {
+            statement = try prepare(sql)
+            // The services' statements are a fixed set; a bound keeps an odd caller from growing it.
+            if cached.count < 256 { cached[sql] = statement }
+        }
+        try statement.bind(values)
+        defer { statement.reset() }
+        while try statement.step() { try row(statement) }
+    }
+
+    public func begin() throws { try execute("BEGIN IMMEDIATE") }
+
+    public func notify(channel: String, payload: String) throws {}
+}
+
+/// An SQLite file as an `SQLDatabase`: one connection, lent to one caller at a time, in
+/// place (its statements are local and short, so a task may run them).
+public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
+    /// Guards `connection`: it is only touched with the lock held.
+    private let lock = Mutex(())
+    private let connection: SQLiteDatabase
+
+    /// Opens (creating) the file at `path` in WAL mode; `":memory:"` for a private database.
+    public init(path: String, synchronous: String = "FULL") throws {
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = \(synchronous); PRAGMA foreign_keys = ON")
+        connection = database
+    }
+
+    public var dialect: SQLDialect { .sqlite }
+
+    public func withConnection<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
+        try lock.withLock { _ in try body(connection) }
+    }
+
+    public func withConnection<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
+        try lock.withLock { _ in try body(connection) }
+    }
+
+    public func perform(_ work: @escaping @Sendable () -> Void) { work() }
+
+    public func listen(to channel: String, _ handler: @escaping @Sendable (SQLNotification) -> Void) -> (any SQLListening)? { nil }
+}

@@ -1,5 +1,6 @@
 // orders-server: the live order tracker (orders.v1.OrderTracking), the chat rooms
-// (chat.v1.ChatRoom) and the health service on one port, on one SQLite file.
+// (chat.v1.ChatRoom) and the health service on one port, on one SQLite file or on a
+// PostgreSQL database shared with other replicas.
 import Foundation
 import LiveChat
 import Orders
@@ -8,10 +9,12 @@ import PitlaneHealth
 import PitlaneObservability
 import PitlaneReflection
 import PitlaneCommandLine
+import PitlaneSQL
 import WebApp
 
 let usage = """
-    usage: orders-server [--host 127.0.0.1] [--port 8090] [--unix PATH] [--database data/orders.sqlite]
+    usage: orders-server [--host 127.0.0.1] [--port 8090] [--unix PATH]
+                         [--database data/orders.sqlite | postgresql://...] [--db-connections 16] [--db-statement-timeout 5000]
                          [--tokens TOKEN=USER,...] [--staff USER,...]
                          [--retain-updates 10000] [--retain-seconds 604800] [--watch-buffer 1024]
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
@@ -21,6 +24,8 @@ let usage = """
       "lobby") and ws://HOST:PORT/rooms/ROOM, sharing the rooms with gRPC chat clients.
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
       staff reach every order. Default tokens: alice-token=alice,bob-token=bob,staff-token=staff.
+      With a PostgreSQL --database, any number of replicas share orders, resume tokens and chat
+      rooms; health is NOT_SERVING while the database is unreachable.
     """
 
 func log(_ message: String) {
@@ -30,18 +35,17 @@ func log(_ message: String) {
 do {
     let options = try CommandLineOptions(
         Array(CommandLine.arguments.dropFirst()),
-        valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions).union(["database", "tokens", "staff", "retain-updates", "retain-seconds",
+        valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
+            .union(CommandLineOptions.databaseOptions).union(["tokens", "staff", "retain-updates", "retain-seconds",
                        "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]))
-    let databasePath = options["database"] ?? "data/orders.sqlite"
-    try makeParentDirectory(of: databasePath)
-
     let retention = OrderLog.Retention(
         maxUpdatesPerOrder: max(1, try options.integer("retain-updates", default: 10_000)),
         maxAge: .seconds(max(1, try options.integer("retain-seconds", default: 7 * 24 * 3600))))
     guard let durability = OrderLog.Durability(rawValue: options["durability"] ?? "full") else {
         throw CommandLineOptions.UsageError(description: "--durability is full or normal")
     }
-    let orderLog = try OrderLog(path: databasePath, retention: retention, durability: durability)
+    let (database, databaseName) = try options.database(defaultPath: "data/orders.sqlite", synchronous: durability.rawValue.uppercased())
+    let orderLog = try OrderLog(database: database, retention: retention)
     let feed = OrderFeed(bufferLimit: max(1, try options.integer("watch-buffer", default: 1_024)))
     let access: OrderAccess
     do {
@@ -53,8 +57,17 @@ do {
     var chatSettings = ChatRooms.Settings()
     chatSettings.history = max(0, try options.integer("chat-history", default: chatSettings.history))
     chatSettings.backlog = max(1, try options.integer("chat-backlog", default: chatSettings.backlog))
-    let rooms = try ChatRooms(path: databasePath, settings: chatSettings)
+    let rooms = try ChatRooms(database: database, settings: chatSettings)
     let health = HealthService()
+    // Replicas on one PostgreSQL database: the others' commits wake this one's watchers and rooms.
+    let relays = [
+        orderLog.relay(to: feed) { reachable in
+            health.setDependency("database", reachable: reachable)
+            if !reachable { log("lost the database's notifications; reconnecting") }
+        },
+        rooms.relay(),
+    ].compactMap { $0 }
+    defer { relays.forEach { $0.stop() } }
 
     let address = try options.serverAddress(defaultPort: 8090)
     var config = HTTP2ServerTransport.Config.defaults
@@ -100,8 +113,8 @@ do {
                 rooms.shutdown()
             },
             describe: { listening in
-                "listening on \(listening); database \(databasePath) (log epoch \(String(orderLog.epoch, radix: 16)), "
-                    + "\(durability) durability, keeping \(retention.maxUpdatesPerOrder) updates per order)"
+                "listening on \(listening); database \(databaseName) (log epoch \(String(orderLog.epoch, radix: 16)), "
+                    + "\(database.dialect == .sqlite ? "\(durability) durability, " : "")keeping \(retention.maxUpdatesPerOrder) updates per order)"
             })
     }
     log("stopped")

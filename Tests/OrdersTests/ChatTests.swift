@@ -37,9 +37,9 @@ struct ChatTests {
         }
     }
 
-    @Test("50 participants: each receives every message, all in the same order, ids 1...n")
-    func fiftyParticipants() async throws {
-        try await OrdersServer.with { server in
+    @Test("50 participants: each receives every message, all in the same order, ids 1...n", arguments: TestBackend.allCases)
+    func fiftyParticipants(backend: TestBackend) async throws {
+        try await OrdersServer.with(backend: backend) { server in
             let people = 50, perPerson = 4
             let total = people * perPerson
             let (joined, joinedSink) = AsyncStream.makeStream(of: String.self)
@@ -82,9 +82,9 @@ struct ChatTests {
         }
     }
 
-    @Test("joining gets the last messages and presence; a taken nickname is ALREADY_EXISTS; messages survive a restart")
-    func historyPresenceAndRestart() async throws {
-        try await OrdersServer.with(["--chat-history", "3"]) { server in
+    @Test("joining gets the last messages and presence; a taken nickname is ALREADY_EXISTS; messages survive a restart", arguments: TestBackend.allCases)
+    func historyPresenceAndRestart(backend: TestBackend) async throws {
+        try await OrdersServer.with(["--chat-history", "3"], backend: backend) { server in
             try await server.withClient(token: nil) { client in
                 let chat = ChatClient(wrapping: client)
                 let (leave, left) = AsyncStream.makeStream(of: Void.self)
@@ -154,12 +154,14 @@ struct ChatTests {
         }
     }
 
-    @Test("a participant that stops reading is disconnected with RESOURCE_EXHAUSTED, and the room hears it left")
-    func slowParticipant() async throws {
+    @Test("a participant that stops reading is disconnected with RESOURCE_EXHAUSTED, and the room hears it left",
+          arguments: TestBackend.allCases)
+    func slowParticipant(backend: TestBackend) async throws {
         let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
         var settings = ChatRooms.Settings()
         settings.backlog = 8
-        let rooms = try ChatRooms(path: directory.path + "/chat.sqlite", settings: settings)
+        let rooms = try ChatRooms(database: try await backend.makeDatabase(in: directory), settings: settings)
         let slow = try rooms.join(room: "r", nickname: "slow", mailbox: rooms.makeMailbox())
         let fast = try rooms.join(room: "r", nickname: "fast", mailbox: rooms.makeMailbox())
         var events: [ChatEvent] = []  // what the fast one reads as it goes
@@ -177,11 +179,14 @@ struct ChatTests {
 
 @Suite("OrderLog, OrderFeed, Mailbox", .timeLimit(.minutes(5)))
 struct MailboxTests {
-    @Test("group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone")
-    func groupCommit() async throws {
+    @Test("group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone",
+          arguments: TestBackend.allCases)
+    func groupCommit(backend: TestBackend) async throws {
         let directory = try TemporaryDirectory()
-        let log = try OrderLog(path: directory.path + "/log.sqlite", durability: .normal)
-        for order in ["a", "b"] { _ = try log.createOrder(id: order, customerID: "c", etaDisplay: "") }
+        defer { withExtendedLifetime(directory) {} }
+        let database = try await backend.makeDatabase(in: directory)
+        let log = try OrderLog(database: database)
+        for order in ["a", "b"] { _ = try await log.createOrder(id: order, customerID: "c", etaDisplay: "") }
         let results = try await withThrowingTaskGroup(of: (String, Result<Int64, RPCError>).self) { group in
             for index in 0..<300 {
                 let order = ["a", "b", "missing"][index % 3]
@@ -199,13 +204,13 @@ struct MailboxTests {
         for order in ["a", "b"] {
             let sequences = results.filter { $0.0 == order }.compactMap { try? $0.1.get() }.sorted()
             #expect(sequences == Array(1...100))
-            #expect(try log.updates(of: order, after: 0, limit: 1_000).map(\.sequence) == Array(1...100))
+            #expect(try await log.updates(of: order, after: 0, limit: 1_000).map(\.sequence) == Array(1...100))
         }
         #expect(results.filter { $0.0 == "missing" }.allSatisfy { if case .failure(let error) = $0.1 { error.code == .notFound } else { false } })
         // The epoch and the log survive reopening.
-        let reopened = try OrderLog(path: directory.path + "/log.sqlite")
+        let reopened = try OrderLog(database: database)
         #expect(reopened.epoch == log.epoch)
-        #expect(try reopened.header(of: "a")?.lastSequence == 100)
+        #expect(try await reopened.header(of: "a")?.lastSequence == 100)
     }
 
     @Test("a mailbox over its limit ends its reader with the overflow error; one within it delivers in order")
@@ -220,24 +225,30 @@ struct MailboxTests {
         #expect(!mailbox.offer(6))
     }
 
-    @Test("age retention: updates older than maxAge are pruned; resuming before them is OUT_OF_RANGE, from the latest is fine")
-    func ageRetention() async throws {
-        let log = try OrderLog(path: ":memory:", retention: .init(maxUpdatesPerOrder: 1_000, maxAge: .nanoseconds(1)))
-        _ = try log.createOrder(id: "o", customerID: "c", etaDisplay: "")
+    @Test("age retention: updates older than maxAge are pruned; resuming before them is OUT_OF_RANGE, from the latest is fine",
+          arguments: TestBackend.allCases)
+    func ageRetention(backend: TestBackend) async throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let database = try await backend.makeDatabase(in: directory)
+        let log = try OrderLog(database: database, retention: .init(maxUpdatesPerOrder: 1_000, maxAge: .nanoseconds(1)))
+        _ = try await log.createOrder(id: "o", customerID: "c", etaDisplay: "")
         var published: [LoggedUpdate] = []
         for index in 0..<3 { published.append(try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o")) }
-        let error = #expect(throws: RPCError.self) { try log.startSequence(for: "o", since: published[0].message.updateID) }
+        let error = await #expect(throws: RPCError.self) { try await log.startSequence(for: "o", since: published[0].message.updateID) }
         #expect(error?.code == .outOfRange && error?.message.contains("GetOrder") == true)
-        #expect(try log.startSequence(for: "o", since: published[2].message.updateID) == 3)
-        #expect(try log.header(of: "o")?.prunedThrough == 3)
-        #expect(try log.snapshot(of: "o")?.etaDisplay == "2")
+        #expect(try await log.startSequence(for: "o", since: published[2].message.updateID) == 3)
+        #expect(try await log.header(of: "o")?.prunedThrough == 3)
+        #expect(try await log.snapshot(of: "o")?.etaDisplay == "2")
     }
 
-    @Test("a watcher too far behind the feed is ended with RESOURCE_EXHAUSTED; the feed forgets it")
-    func slowWatcher() async throws {
+    @Test("a watcher too far behind the feed is ended with RESOURCE_EXHAUSTED; the feed forgets it", arguments: TestBackend.allCases)
+    func slowWatcher(backend: TestBackend) async throws {
         let feed = OrderFeed(bufferLimit: 4)
-        let log = try OrderLog(path: ":memory:")
-        _ = try log.createOrder(id: "o", customerID: "c", etaDisplay: "")
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let log = try OrderLog(database: try await backend.makeDatabase(in: directory))
+        _ = try await log.createOrder(id: "o", customerID: "c", etaDisplay: "")
         let subscription = feed.subscribe(to: "o")
         for index in 0..<6 {
             _ = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") { feed.deliver($0, for: "o") }

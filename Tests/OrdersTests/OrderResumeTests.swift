@@ -9,9 +9,9 @@ import Testing
 /// in order, across disconnects, server crashes and retention.
 @Suite("orders-server: resume, crash, retention, concurrency", .timeLimit(.minutes(5)))
 struct OrderResumeTests {
-    @Test("a watcher disconnected after every one of 1,000 updates and resumed applies exactly the published sequence")
-    func disconnectEverywhere() async throws {
-        try await OrdersServer.with { server in try await server.withOrders(token: "alice-token") { alice in
+    @Test("a watcher disconnected after every one of 1,000 updates and resumed applies exactly the published sequence", arguments: TestBackend.allCases)
+    func disconnectEverywhere(backend: TestBackend) async throws {
+        try await OrdersServer.with(backend: backend) { server in try await server.withOrders(token: "alice-token") { alice in
             let start = try await alice.createOrder(.with { $0.orderID = "resume" }).latestUpdateID
             let count = 1_000
             async let published: [OrderUpdate] = {
@@ -41,9 +41,9 @@ struct OrderResumeTests {
         } }
     }
 
-    @Test("kill -9 while publishing and watching, restart: every acknowledged update arrives, once, in order")
-    func crashAndRestart() async throws {
-        try await OrdersServer.with { server in
+    @Test("kill -9 while publishing and watching, restart: every acknowledged update arrives, once, in order", arguments: TestBackend.allCases)
+    func crashAndRestart(backend: TestBackend) async throws {
+        try await OrdersServer.with(backend: backend) { server in
         let orderID = "crash"
         let start = try await server.withOrders(token: "alice-token") { try await $0.createOrder(.with { $0.orderID = orderID }).latestUpdateID }
         let (appliedIDs, appliedSink) = AsyncStream.makeStream(of: String.self)
@@ -115,9 +115,9 @@ struct OrderResumeTests {
         }
     }
 
-    @Test("a token older than retention is OUT_OF_RANGE, and OrderStreamStore re-bootstraps by itself")
-    func expiredTokenRebootstraps() async throws {
-        try await OrdersServer.with(["--retain-updates", "5"]) { server in
+    @Test("a token older than retention is OUT_OF_RANGE, and OrderStreamStore re-bootstraps by itself", arguments: TestBackend.allCases)
+    func expiredTokenRebootstraps(backend: TestBackend) async throws {
+        try await OrdersServer.with(["--retain-updates", "5"], backend: backend) { server in
         let orderID = "expiry"
         try await server.withOrders(token: "alice-token") { alice in
             let start = try await alice.createOrder(.with { $0.orderID = orderID }).latestUpdateID
@@ -143,7 +143,7 @@ struct OrderResumeTests {
             while let change = await iterator.next() { if case .connection(.live) = change { break } }
 
             await server.stop(signal: SIGKILL)
-            let offline = try OrderLog(path: server.databasePath, retention: .init(maxUpdatesPerOrder: 5))
+            let offline = try OrderLog(database: server.openDatabase(), retention: .init(maxUpdatesPerOrder: 5))
             for index in 0..<20 { _ = try await offline.publish(.etaChanged(.with { $0.etaDisplay = "\(index) min" }), to: orderID) }
             try await server.restart()
 
@@ -175,9 +175,9 @@ struct OrderResumeTests {
         }
     }
 
-    @Test("a store too slow for the stream is ended with RESOURCE_EXHAUSTED, resumes by itself and misses nothing")
-    func slowStoreResumes() async throws {
-        try await OrdersServer.with(["--watch-buffer", "16", "--durability", "normal"]) { server in
+    @Test("a store too slow for the stream is ended with RESOURCE_EXHAUSTED, resumes by itself and misses nothing", arguments: TestBackend.allCases)
+    func slowStoreResumes(backend: TestBackend) async throws {
+        try await OrdersServer.with(["--watch-buffer", "16", "--durability", "normal"], backend: backend) { server in
             let orderID = "slow"
             let total = 3_200
             try await server.withClient(token: "alice-token") { client in
@@ -241,9 +241,9 @@ struct OrderResumeTests {
         }
     }
 
-    @Test("8 concurrent publishers and 100 watchers on one order: one order everywhere, each publisher's in its order")
-    func publishersAndWatchers() async throws {
-        try await OrdersServer.with(["--durability", "normal"]) { server in
+    @Test("8 concurrent publishers and 100 watchers on one order: one order everywhere, each publisher's in its order", arguments: TestBackend.allCases)
+    func publishersAndWatchers(backend: TestBackend) async throws {
+        try await OrdersServer.with(["--durability", "normal"], backend: backend) { server in
         let orderID = "busy"
         let publishers = 8, perPublisher = 50, watchers = 100
         let total = publishers * perPublisher

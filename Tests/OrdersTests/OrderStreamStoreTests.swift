@@ -27,7 +27,7 @@ struct OrderStreamStoreTests {
     @Test("GetOrder runs under a deadline: a bootstrap that hangs times out, is retried, and the store goes live")
     func bootstrapDeadline() async throws {
         let log = try OrderLog(path: ":memory:")
-        _ = try log.createOrder(id: "o", customerID: "alice", etaDisplay: "5 min")
+        _ = try await log.createOrder(id: "o", customerID: "alice", etaDisplay: "5 min")
         let access = OrderAccess(users: ["t": "alice"])
         let clock = ManualClock()
         let transport = InProcessTransport(timeSource: .manual(clock))

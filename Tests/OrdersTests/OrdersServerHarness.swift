@@ -2,12 +2,16 @@ import Foundation
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import PitlanePostgres
+import PitlaneSQL
+import PitlaneSQLite
 import TestSupport
 
 typealias OrdersClient = Orders_V1_OrderTracking.Client<HTTP2ClientTransport>
 
-/// The built `orders-server` on a database in a temporary directory, restartable on the same
-/// port (after a SIGTERM or a `kill -9`) and database.
+/// The built `orders-server` on a fresh database (an SQLite file in a temporary directory, or a
+/// database of its own on the test PostgreSQL server), restartable on the same port (after a
+/// SIGTERM or a `kill -9`) and database.
 final class OrdersServer: Sendable {
     static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let executable = root.appending(path: ".build/debug/orders-server").path
@@ -17,14 +21,17 @@ final class OrdersServer: Sendable {
     let arguments: [String]
     private let current: Locked<ServerProcess?>
     let port: Int
+    let backend: TestBackend
+    /// What `--database` is: the SQLite file or the PostgreSQL URL.
+    let database: String
 
-    var databasePath: String { directory.path + "/orders.sqlite" }
-
-    /// Starts a server; `arguments` are added to the port and database.
-    init(_ arguments: [String] = []) async throws {
+    /// Starts a server on `backend`; `arguments` are added to the port and database.
+    init(_ arguments: [String] = [], backend: TestBackend = .sqlite) async throws {
         directory = try TemporaryDirectory()
         self.arguments = arguments
-        let process = try await ServerProcess.start(Self.executable, ["--port", "0", "--database", directory.path + "/orders.sqlite"] + arguments)
+        self.backend = backend
+        database = try await backend.databaseArgument(in: directory)
+        let process = try await ServerProcess.start(Self.executable, ["--port", "0", "--database", database] + arguments)
         port = process.port
         current = Locked(process)
     }
@@ -39,14 +46,23 @@ final class OrdersServer: Sendable {
     /// Starts the server again on the same port and database.
     func restart(_ extraArguments: [String] = []) async throws {
         let process = try await ServerProcess.start(
-            Self.executable, ["--port", String(port), "--database", databasePath] + arguments + extraArguments)
+            Self.executable, ["--port", String(port), "--database", database] + arguments + extraArguments)
         current.withLock { $0 = process }
+    }
+
+    /// The server's database, opened by the test itself (while the server is stopped, say).
+    func openDatabase() throws -> any SQLDatabase {
+        switch backend {
+        case .sqlite: try SQLiteStore(path: database)
+        case .postgres: try PostgresDatabase(settings: PostgresSettings(url: database))
+        }
     }
 
     /// Runs `body` with a new server, stopping it afterwards (also when `body` throws); expects
     /// a clean exit after SIGTERM.
-    static func with<T: Sendable>(_ arguments: [String] = [], _ body: (OrdersServer) async throws -> T) async throws -> T {
-        let server = try await OrdersServer(arguments)
+    static func with<T: Sendable>(_ arguments: [String] = [], backend: TestBackend = .sqlite,
+                                  _ body: (OrdersServer) async throws -> T) async throws -> T {
+        let server = try await OrdersServer(arguments, backend: backend)
         do {
             let result = try await body(server)
             let (status, log) = await server.stop()

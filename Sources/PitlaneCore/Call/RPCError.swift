@@ -63,13 +63,21 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The error to report for anything a handler or transport throws: RPC errors as they
-    /// are, cancellation as `.cancelled`, everything else as `.unknown` without details
-    /// (they may hold internals the peer should not see).
+    /// are, errors that know their RPC form (`RPCErrorConvertible`) as that, cancellation as
+    /// `.cancelled`, everything else as `.unknown` without details (they may hold internals
+    /// the peer should not see).
     package static func from(_ error: any Error, unknownMessage: String = "the handler failed") -> RPCError {
         switch error {
         case let rpcError as RPCError: rpcError
+        case let convertible as any RPCErrorConvertible: convertible.rpcError
         case is CancellationError: RPCError(code: .cancelled, message: "the RPC was cancelled")
         default: RPCError(code: .unknown, message: unknownMessage)
         }
     }
+}
+
+/// An error that knows which status a caller should see: a library below the RPC layer (a
+/// database client, say) conforms so a handler can let its errors through unchanged.
+public protocol RPCErrorConvertible: Error {
+    var rpcError: RPCError { get }
 }
