@@ -36,6 +36,11 @@ public struct PostgresSettings: Sendable {
 public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     let handle: OpaquePointer
     private var prepared: [String: String] = [:]
+    /// Statements sent so far, and whether the last one changed nothing by itself (a `BEGIN`
+    /// or a `SELECT`): the pool retries a lent connection that failed at its first such
+    /// statement.
+    private(set) var statementsSent = 0
+    private(set) var lastStatementWasHarmless = false
     static let preparedLimit = 256
 
     /// Opens a connection; `DatabaseError.unavailable` when the server cannot be reached.
@@ -69,6 +74,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     var socket: Int32 { PQsocket(handle) }
 
     public func execute(_ sql: String) throws {
+        noteSent(sql)
         try check(PQexec(handle, sql)).clear()
     }
 
@@ -90,6 +96,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     }
 
     private func execute(_ sql: String, _ values: [SQLValue]) throws -> OpaquePointer? {
+        noteSent(sql)
         let name = try statementName(for: sql)
         var texts: [String?] = []
         var blobs: [[UInt8]?] = []
@@ -109,6 +116,11 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
             }
             return PQexecParams(handle, Self.numbered(sql), Int32(values.count), nil, pointers, lengths, formats, 1)
         }
+    }
+
+    private func noteSent(_ sql: String) {
+        statementsSent += 1
+        lastStatementWasHarmless = sql.hasPrefix("BEGIN") || sql.hasPrefix("SELECT")
     }
 
     /// The prepared statement for `sql`, preparing it now if needed; nil past the limit (the

@@ -53,8 +53,18 @@ public final class PostgresDatabase: SQLDatabase {
         var reused = idle.withLock { $0.popLast() }
         while let candidate = reused, !candidate.isAlive { reused = idle.withLock { $0.popLast() } }
         let connection = try reused ?? PostgresConnection(settings)
-        let result = Result { try body(connection) }
-        if connection.isUsable { idle.withLock { $0.append(connection) } }
+        let sentBefore = connection.statementsSent
+        var result = Result { try body(connection) }
+        if connection.isUsable {
+            idle.withLock { $0.append(connection) }
+        } else if reused != nil, case .failure(let error as DatabaseError) = result, error.kind == .unavailable,
+                  connection.statementsSent == sentBefore + 1, connection.lastStatementWasHarmless {
+            // A reused connection that was dead although it looked alive, found out by a first
+            // statement that changed nothing (BEGIN, SELECT): once more, on a new connection.
+            let fresh = try PostgresConnection(settings)
+            result = Result { try body(fresh) }
+            if fresh.isUsable { idle.withLock { $0.append(fresh) } }
+        }
         return try result.get()
     }
 

@@ -326,6 +326,7 @@ class Ledger:
         self.lock = threading.Lock()
         self.acked = collections.defaultdict(list)
         self.unacked = collections.defaultdict(list)
+        self.failure_details = {}
 
     def publish(self, world, stub, order_id, tag, publisher="main", limit=30.0, deadline=5.0, notes=None):
         """Publishes an EtaChanged whose text is `tag` (then `tag`.2, `tag`.3 ... for attempts
@@ -342,6 +343,7 @@ class Ledger:
             except grpc.RpcError as error:
                 with self.lock:
                     self.unacked[order_id].append((text, error.code().name))
+                    self.failure_details[text] = error.details()
                 if error.code() in FATAL or time.monotonic() + backoff > end:
                     if notes is not None:
                         notes.append(f"publish {text} to {order_id}: gave up after {error.code().name} {error.details()}")
@@ -722,7 +724,8 @@ def check_database_down(world, notes):
         # SERVING means ready: pooled connections the crash left behind are not lent again.
         expect(ledger.unacked_count() == unacked_before,
                f"{ledger.unacked_count() - unacked_before} publishes failed after every replica said SERVING: "
-               f"{ledger.unacked[order_id][unacked_before - ledger.unacked_count():]}")
+               + ", ".join(f"{tag} {code} ({ledger.failure_details.get(tag, '')})"
+                           for tag, code in ledger.unacked[order_id][unacked_before - ledger.unacked_count():]))
         latest_ids = wait_caught_up(world, {order_id: watchers}, stubs, 30)
         notes.append(f"watcher streams ended: {counted(e for w in watchers for e in w.ends)}")
     finally:
