@@ -14,6 +14,7 @@ extension CommandLineOptions {
     /// `synchronous` is SQLite's `PRAGMA synchronous`.
     public func database(defaultPath: String, synchronous: String = "FULL") throws -> (database: any SQLDatabase, name: String) {
         let location = self["database"] ?? defaultPath
+        guard !location.isEmpty else { throw UsageError(description: "--database needs a file path or a postgres:// URL") }
         guard location.hasPrefix("postgres://") || location.hasPrefix("postgresql://") else {
             try makeParentDirectory(of: location)
             return (try SQLiteStore(path: location, synchronous: synchronous), location)
