@@ -79,7 +79,7 @@ let package = Package(
         // SwiftKart: the race schedule and live races (`make run`), its server and its client.
         .target(
             name: "SwiftKart",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQLite"],
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "PitlaneCommandLine", "Pitlane", "WebApp"]),
@@ -166,7 +166,8 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftKartTests",
-            dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server", "swiftkart"]
+            dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server", "swiftkart",
+                           "PitlaneSQL"]
         ),
         .testTarget(
             name: "InteropTests",

@@ -78,6 +78,8 @@ public final class PostgresDatabase: SQLDatabase {
 
     public func perform(_ work: @escaping @Sendable () -> Void) { workers.async(execute: work) }
 
+    public func openSession() throws -> (any SQLConnection)? { try PostgresConnection(settings) }
+
     /// Connections open and idle now, for metrics.
     public var idleConnections: Int { idle.withLock { $0.count } }
 

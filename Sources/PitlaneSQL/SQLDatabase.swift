@@ -15,6 +15,10 @@ public protocol SQLDatabase: Sendable {
     /// for SQLite (as `withConnection` runs), on a thread of the pool for PostgreSQL.
     func perform(_ work: @escaping @Sendable () -> Void)
 
+    /// A connection of its own, outside any pool, for state that lives as long as a session
+    /// (advisory locks); closed when released. Nil where sessions mean nothing (SQLite).
+    func openSession() throws -> (any SQLConnection)?
+
     /// Calls `handler` with what is notified on `channel` (`SQLConnection.notify`) by any
     /// process, and with the listener's own ups and downs, until the returned listening is
     /// stopped. Nil where there are no other processes to hear from (SQLite).

@@ -215,5 +215,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
 
     public func perform(_ work: @escaping @Sendable () -> Void) { work() }
 
+    public func openSession() throws -> (any SQLConnection)? { nil }
+
     public func listen(to channel: String, _ handler: @escaping @Sendable (SQLNotification) -> Void) -> (any SQLListening)? { nil }
 }

@@ -21,6 +21,9 @@ public final class RaceTracker: Sendable {
         public var standingsBacklog = 64
         /// The time ticks are paced by. Default real time; tests step a ``ManualClock``.
         public var timeSource = TimeSource.continuous
+        /// Replicas on one PostgreSQL database: one of them runs each race, the others mirror it.
+        /// Nil: this process runs its races by itself.
+        public var coordinator: RaceCoordinator?
 
         public init() {}
     }
@@ -171,22 +174,96 @@ final class LiveRace: Sendable {
     }
 
     private func run() async {
-        let tickSeconds = settings.tickInterval / .seconds(1)
-        var simulation = RaceSimulation(race: race, seed: settings.seed, tickSeconds: tickSeconds * settings.speed)
-        let clock = settings.timeSource
-        var deadline = clock.now
-        publish(simulation, standings: true)
-        while !simulation.isFinished {
-            deadline += settings.tickInterval
-            do { try await clock.sleep(until: deadline) } catch { break }
-            simulation.advance()
-            publish(simulation, standings: simulation.tick % settings.standingsEvery == 0 || simulation.isFinished)
+        let tickSeconds = settings.tickInterval / .seconds(1) * settings.speed
+        if let coordinator = settings.coordinator {
+            await runCoordinated(by: coordinator, tickSeconds: tickSeconds)
+        } else {
+            var simulation = RaceSimulation(race: race, seed: settings.seed, tickSeconds: tickSeconds)
+            _ = await drive(&simulation)
         }
         let followers = state.withLock { state in
             state.isOver = true
             return Array(state.followers.values)
         }
         for follower in followers { follower.finish() }
+    }
+
+    /// Paces `simulation` to its finish, one tick per tick interval of the settings' clock,
+    /// publishing each; `announce` runs before each publish (a leader tells the other replicas)
+    /// and ends the drive when it throws. True when the race finished.
+    private func drive(_ simulation: inout RaceSimulation,
+                       announce: (RaceSimulation, _ standings: Bool) throws -> Void = { _, _ in }) async -> Bool {
+        let clock = settings.timeSource
+        var deadline = clock.now
+        publish(simulation, standings: true)
+        while !simulation.isFinished {
+            deadline += settings.tickInterval
+            do { try await clock.sleep(until: deadline) } catch { return false }
+            simulation.advance()
+            let standings = isStandingsTick(simulation)
+            do { try announce(simulation, standings) } catch { return false }
+            publish(simulation, standings: standings)
+        }
+        return true
+    }
+
+    private func isStandingsTick(_ simulation: RaceSimulation) -> Bool {
+        simulation.tick % settings.standingsEvery == 0 || simulation.isFinished
+    }
+
+    /// One simulation in the whole deployment (`RaceCoordinator`): lead the race when no other
+    /// replica does, mirror the leader's announced ticks otherwise, and take over when it goes
+    /// quiet.
+    private func runCoordinated(by coordinator: RaceCoordinator, tickSeconds: Double) async {
+        var mirrored: (run: Int64, simulation: RaceSimulation)?
+        while !Task.isCancelled {
+            if let lease = coordinator.tryToLead(race.name, seed: settings.seed, tickSeconds: tickSeconds) {
+                var simulation = mirrored.flatMap { $0.run == lease.run.run ? $0.simulation : nil }
+                    ?? RaceSimulation(race: race, seed: lease.run.seed, tickSeconds: lease.run.tickSeconds)
+                while simulation.tick < lease.run.tick { simulation.advance() }
+                let finished = await drive(&simulation) { simulation, standings in
+                    try lease.announce(tick: simulation.tick, checkpoint: standings, finished: simulation.isFinished)
+                }
+                lease.release()
+                if finished || Task.isCancelled { return }
+                // The database went away mid-race: lead or mirror again once it is back.
+                mirrored = (lease.run.run, simulation)
+                try? await Task.sleep(for: RaceCoordinator.retryInterval)
+                continue
+            }
+            guard let run = try? coordinator.currentRun(of: race.name) else {
+                try? await Task.sleep(for: RaceCoordinator.retryInterval)
+                continue
+            }
+            var simulation = mirrored.flatMap { $0.run == run.run ? $0.simulation : nil }
+                ?? RaceSimulation(race: race, seed: run.seed, tickSeconds: run.tickSeconds)
+            if simulation.tick < run.tick || mirrored?.run != run.run {
+                while simulation.tick < run.tick { simulation.advance() }
+                publish(simulation, standings: true)
+            }
+            if await mirror(&simulation, run: run.run, coordinator: coordinator) { return }
+            mirrored = (run.run, simulation)
+        }
+    }
+
+    /// Follows the leader's announcements of `run` until the race is over (true) or nothing is
+    /// heard for `RaceCoordinator.retryInterval` (false: time to try to lead).
+    private func mirror(_ simulation: inout RaceSimulation, run: Int64, coordinator: RaceCoordinator) async -> Bool {
+        let clock = ContinuousClock()
+        var heardAt = clock.now
+        while !Task.isCancelled, !simulation.isFinished {
+            try? await Task.sleep(for: .milliseconds(10))
+            guard let heard = coordinator.lastAnnouncement(of: race.name), heard.run == run, heard.tick > simulation.tick else {
+                if clock.now - heardAt > RaceCoordinator.retryInterval { return false }
+                continue
+            }
+            heardAt = clock.now
+            while simulation.tick < heard.tick {
+                simulation.advance()
+                publish(simulation, standings: isStandingsTick(simulation))
+            }
+        }
+        return simulation.isFinished
     }
 
     /// Sends this tick's events to every follower.

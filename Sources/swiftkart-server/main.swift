@@ -9,10 +9,12 @@ import SwiftKart
 import WebApp
 
 let usage = """
-    usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite]
+    usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite | postgresql://...]
                             [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100] [--min-ping-interval 300]
                             [--cors-origins https://app.example,...] [--web-root DIR] [--log-format json|logfmt] [--drain-delay 0]
       The web app (schedule, live race map) is at http://HOST:PORT/races.html.
+      With a PostgreSQL --database, replicas share the schedule and run each live race once
+      between them: one leads it, the others mirror its ticks and take over if it stops.
     """
 
 func log(_ message: String) {
@@ -21,14 +23,17 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions).union(["database", "speed", "seed", "max-streams", "web-root"]))
-    let databasePath = options["database"] ?? "data/swiftkart.sqlite"
-    try makeParentDirectory(of: databasePath)
-    let database = try RaceDB(path: databasePath)
+                                         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
+                                                                    .union(CommandLineOptions.databaseOptions).union(["speed", "seed", "max-streams", "web-root"]))
+    let (store, databaseName) = try options.database(defaultPath: "data/swiftkart.sqlite")
+    let database = try RaceDB(database: store)
 
     var settings = RaceTracker.Settings()
     settings.speed = try options.number("speed", default: 1)
     settings.seed = UInt64(try options.integer("seed", default: 0))
+    // Replicas on one PostgreSQL database run each race once between them.
+    settings.coordinator = try RaceCoordinator(database: store)
+    defer { settings.coordinator?.stop() }
     let tracker = RaceTracker(settings: settings)
     let health = HealthService()
 
@@ -67,7 +72,7 @@ do {
             server, health: health, services: [SwiftKartService.descriptor], drainDelay: drainDelay, log: log,
             beforeDrain: { tracker.shutdown() },
             describe: { [tls = options["tls-cert"] == nil ? "" : " with TLS", speed = settings.speed] listening in
-                "listening on \(listening)\(tls); database \(databasePath) with \(races) races; race speed ×\(speed)"
+                "listening on \(listening)\(tls); database \(databaseName) with \(races) races; race speed ×\(speed)"
             })
     }
     log("stopped")

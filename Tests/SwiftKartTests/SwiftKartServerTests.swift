@@ -33,9 +33,11 @@ struct SwiftKartServerTests {
         }
     }
 
-    @Test("ListRaces: an explicit limit, the default, and limits of zero or less; in start-time order")
-    func listRaces() async throws {
-        try await withServer { _, kart in
+    @Test("ListRaces: an explicit limit, the default, and limits of zero or less; in start-time order", arguments: TestBackend.allCases)
+    func listRaces(backend: TestBackend) async throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        try await withServer(database: try await backend.databaseArgument(in: directory)) { _, kart in
             let five = try await kart.listRaces(.with { $0.limit = 5 }).races
             #expect(five.count == 5)
             let all = try await kart.listRaces(ListRacesRequest()).races
@@ -54,11 +56,12 @@ struct SwiftKartServerTests {
         }
     }
 
-    @Test("the database survives a restart: a race added to the file is listed by two server lives")
-    func databaseSurvivesRestart() async throws {
+    @Test("the database survives a restart: a race added to it is listed by two server lives", arguments: TestBackend.allCases)
+    func databaseSurvivesRestart(backend: TestBackend) async throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path + "/races.sqlite"
-        try RaceDB(path: path).save(ScheduledRace(
+        defer { withExtendedLifetime(directory) {} }
+        let path = try await backend.databaseArgument(in: directory)
+        try RaceDB(database: TestBackend.open(path)).save(ScheduledRace(
             name: "Test Track Trophy", location: "Paddock, Nürburgring", latitude: 50.3356, longitude: 6.9475,
             startTime: 1_700_000_000, laps: 3, championship: "Test Series", drivers: ["Ada", "Grace"]))
         for _ in 1...2 {

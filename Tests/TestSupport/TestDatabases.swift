@@ -20,6 +20,11 @@ public enum TestBackend: String, CaseIterable, Sendable, CustomStringConvertible
         }
     }
 
+    /// The database a server's `--database` names: a PostgreSQL URL or an SQLite file.
+    public static func open(_ location: String) throws -> any SQLDatabase {
+        location.hasPrefix("postgres") ? try postgresDatabase(location) : try SQLiteStore(path: location)
+    }
+
     /// A pool on the PostgreSQL database at `url`.
     public static func postgresDatabase(_ url: String) throws -> any SQLDatabase {
         try PostgresDatabase(settings: PostgresSettings(url: url), maxConnections: 4)
