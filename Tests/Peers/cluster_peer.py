@@ -3,9 +3,9 @@
 real processes: a throwaway PostgreSQL (scripts/postgres --fast, Tests/Peers/postgres.py),
 DIR/orders-server x 3 (`--port 0 --database postgresql:///pitlane?host=...`), and nginx in
 front (deploy/nginx.conf.template rendered by scripts/nginx-conf: gRPC over h2c, round robin,
-passive failure detection).
+passive failure detection); for check e, DIR/swiftkart-server x 3 on the same database.
 
-  cluster_peer.py --bin DIR [--nginx PATH] [--only a,b,c,d] [--watchers 100] [--updates 200]
+  cluster_peer.py --bin DIR [--nginx PATH] [--only a,b,c,d,e] [--watchers 100] [--updates 200]
                   [--time-limit 300] [--keep]
 
 Checks:
@@ -34,6 +34,16 @@ Checks:
   d. a resume token minted by replica A works on replica B: WatchOrder on B from the first of
      three updates published through A sends exactly the two later ones, then a fourth
      published through A live; on C from the order's start, all four.
+  e. races: three swiftkart-server replicas (same --speed and --seed) on the same database
+     run one simulation per race. FollowRace (standings and locations) on the shortest race
+     on A first, so A leads it; once A's follower has two standings, on B and C too. While A
+     lives, B's and C's standings are each a contiguous run of A's (entries: kart, position,
+     lap, gap). A is killed (SIGKILL) mid-race, the leader past lap 1: B and C get standings
+     again within 2 s plus one standings interval (A's, measured: ~1 s, ticks being 100 ms of
+     wall time at any speed), no lap goes back (the race goes on, not again), and both streams
+     end OK with the same final standings, every kart on the last lap; after both joined, B
+     and C got the same standings but for at most one after the kill (the new leader's, on
+     the tick it took over at). About 25 s at --speed 14.
 Prints "ok NAME" or "FAIL NAME: why" per check (observations indented below it) and a closing
 "checks: N ok, M failed"; exits 1 on any failure. Every wait is bounded, and so is the whole
 run (--time-limit). Needs nginx with the HTTP/2 and gRPC modules (Debian: nginx-light) and
@@ -125,6 +135,8 @@ class World:
         self.health_pb, self.health_rpc = load(os.path.join(ROOT, "Sources", "PitlaneHealth"), "health.proto")
         self.database = None
         self.replicas = []
+        self.kart_replicas = []  # swiftkart-server, started by check e
+        self.kart_pb = self.kart_rpc = None  # swiftkart.proto's, loaded by check e
         self.nginx = None
         self.nginx_port = None
         self.channels = []
@@ -195,19 +207,22 @@ class World:
             except Exception:
                 pass
         if self.args.keep:
-            for replica in self.replicas:
+            for replica in self.replicas + self.kart_replicas:
                 if replica.child is not None:
-                    with open(os.path.join(self.run_dir, f"{replica.name}.log"), "w") as log:
+                    prefix = "" if replica.program == "orders-server" else f"{replica.program}-"
+                    with open(os.path.join(self.run_dir, f"{prefix}{replica.name}.log"), "w") as log:
                         log.write("\n".join(replica.earlier_output + replica.child.stdout + replica.child.stderr) + "\n")
             print(f"    kept {self.run_dir} (nginx/, replica logs) and {self.database.directory if self.database else ''}",
                   flush=True)
 
 
 class Replica:
-    def __init__(self, world, index):
+    def __init__(self, world, index, program="orders-server", extra=()):
         self.world = world
         self.index = index
         self.name = "ABC"[index]
+        self.program = program
+        self.extra = list(extra)
         self.child = None
         self.earlier_output = []
         self.port = 0
@@ -215,11 +230,11 @@ class Replica:
         self._channel = None
 
     def start(self, port=0):
-        args = [os.path.join(self.world.bin, "orders-server"), "--host", "127.0.0.1", "--port", str(port),
-                "--database", self.world.database.url]
+        args = [os.path.join(self.world.bin, self.program), "--host", "127.0.0.1", "--port", str(port),
+                "--database", self.world.database.url, *self.extra]
         if self.child is not None:  # the run before a restart, for --keep's log
             self.earlier_output += self.child.stdout + self.child.stderr + [f"--- started again on port {port}"]
-        self.child, self.port = processes.start_server(args, f"orders-server {self.name}", timeout=60)
+        self.child, self.port = processes.start_server(args, f"{self.program} {self.name}", timeout=60)
         self.killed = False
         self._channel = None
 
@@ -791,14 +806,266 @@ def check_resume_token(world, notes):
 
 
 # ---------------------------------------------------------------------------------------------
+# e. races: one simulation across three replicas
+
+# Ticks are 100 ms of wall time whatever the speed (--speed stretches the race time a tick
+# covers), standings every 10 ticks: about one a second. At ×14 with seed 7 the shortest race
+# (the Duck Pond Dash, 6 laps, about 290 s of race time) lasts about 21 s.
+RACE_SPEED = 14
+RACE_SEED = 7
+
+
+def standings_entries(standings):
+    """A Standings message as comparable content: (kart, position, lap, gap s, gap ns) per entry."""
+    return tuple((entry.kart_number, entry.position, entry.lap, entry.gap_to_leader.seconds, entry.gap_to_leader.nanos)
+                 for entry in standings.entries)
+
+
+def describe_standings(entries, karts=3):
+    shown = " ".join(f"P{position} #{kart} lap {lap} +{seconds + nanos / 1e9:.3f}"
+                     for kart, position, lap, seconds, nanos in entries[:karts])
+    return shown + (" ..." if len(entries) > karts else "")
+
+
+def leader_lap(entries):
+    return next((lap for _, position, lap, _, _ in entries if position == 1), 0)
+
+
+def laps_backwards(sequence):
+    """The first place where the leader's lap or any kart's lap goes down in `sequence` (a list
+    of standings entries), or None."""
+    last_leader, last_lap = 0, {}
+    for index, entries in enumerate(sequence):
+        if leader_lap(entries) < last_leader:
+            return f"#{index}: leader lap {leader_lap(entries)} after {last_leader}"
+        last_leader = leader_lap(entries)
+        for kart, _, lap, _, _ in entries:
+            if lap < last_lap.get(kart, 0):
+                return f"#{index}: kart {kart} lap {lap} after {last_lap[kart]}"
+            last_lap[kart] = lap
+    return None
+
+
+def median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else None
+
+
+class RaceWatcher:
+    """FollowRace on one replica, read on its own thread: every standings message with the time
+    it came (time.monotonic), the times locations came, and how the stream ended. The request
+    stream stays open (a half-close would end the RPC) until `close()`."""
+
+    def __init__(self, world, replica, race, event_types, limit):
+        self.replica = replica
+        self.requests = processes.Requests(world.kart_pb.FollowRaceRequest(race_name=race, event_types=event_types))
+        self.standings = []  # (time, entries)
+        self.locations = []  # times
+        self.end = None  # "OK" or the status code's name, once the stream ended
+        self.details = ""
+        self.ended_at = None
+        self.call = world.kart_rpc.SwiftKartServiceStub(replica.channel).FollowRace(iter(self.requests), timeout=limit)
+        self.thread = threading.Thread(target=self._read, name=f"race watcher {replica.name}", daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            for response in self.call:
+                if response.WhichOneof("event") == "standings":
+                    self.standings.append((time.monotonic(), standings_entries(response.standings)))
+                else:
+                    self.locations.append(time.monotonic())
+            self.end = "OK"
+        except grpc.RpcError as error:
+            self.details = error.details() or ""
+            self.end = error.code().name
+        self.ended_at = time.monotonic()
+
+    def sequence(self):
+        return [entries for _, entries in list(self.standings)]
+
+    def describe_end(self):
+        return "still open" if self.end is None else self.end + (f" ({self.details})" if self.details else "")
+
+    def close(self):
+        self.requests.close()
+        self.call.cancel()
+
+
+def start_kart_replicas(world):
+    if world.kart_pb is None:
+        world.kart_pb, world.kart_rpc = load(os.path.join(ROOT, "Sources", "SwiftKart"), "swiftkart.proto")
+    for index in range(3):  # one after the other: the first creates the tables
+        replica = Replica(world, index, "swiftkart-server", ["--speed", str(RACE_SPEED), "--seed", str(RACE_SEED)])
+        world.kart_replicas.append(replica)
+        replica.start()
+    return world.kart_replicas
+
+
+def check_races(world, notes):
+    watchers = []
+    try:
+        began = time.monotonic()
+        a, b, c = start_kart_replicas(world)
+        notes.append(f"swiftkart-server A, B, C (--speed {RACE_SPEED} --seed {RACE_SEED}, the orders replicas' "
+                     f"database): pids {a.child.pid}, {b.child.pid}, {c.child.pid}, started in "
+                     f"{time.monotonic() - began:.1f} s")
+        pb = world.kart_pb
+        races = world.kart_rpc.SwiftKartServiceStub(a.channel).ListRaces(pb.ListRacesRequest(), timeout=10).races
+        expect(races, "ListRaces on A: no races")
+        race = min(races, key=lambda race: (race.laps, len(race.drivers), race.name))
+        event_types = [pb.RACE_EVENT_TYPE_STANDINGS, pb.RACE_EVENT_TYPE_KART_LOCATIONS]
+        # A's follower first: A takes the race's lock and leads it.
+        on_a = RaceWatcher(world, a, race.name, event_types, 60)
+        watchers.append(on_a)
+        expect(wait_until(lambda: len(on_a.standings) >= 2 or on_a.end, 10) and len(on_a.standings) >= 2,
+               f"A's follower of {race.name}: {len(on_a.standings)} standings within 10 s, stream {on_a.describe_end()}")
+        race_start = on_a.standings[0][0]
+        on_b = RaceWatcher(world, b, race.name, event_types, 60)
+        on_c = RaceWatcher(world, c, race.name, event_types, 60)
+        watchers += [on_b, on_c]
+
+        # Before the kill: a few standings on B and C (to line them up with A's and time the
+        # interval), and the leader past lap 1 (so a restart would show in the laps).
+        def ready():
+            return all(len(w.standings) >= 4 for w in (on_b, on_c)) and leader_lap(on_a.standings[-1][1]) >= 2
+
+        expect(wait_until(lambda: ready() or any(w.end for w in watchers), 20) and ready(),
+               f"before the kill: standings A {len(on_a.standings)}, B {len(on_b.standings)}, C {len(on_c.standings)} "
+               f"(4 wanted on B and C), A's leader on lap {leader_lap(on_a.standings[-1][1])} (2 wanted); streams "
+               f"A {on_a.describe_end()}, B {on_b.describe_end()}, C {on_c.describe_end()}")
+        time.sleep(random.uniform(0, 1))  # anywhere within a standings interval
+        expect(on_a.end is None, f"A's stream ended before the kill: {on_a.describe_end()}")
+        killed_at = time.monotonic()
+        a.kill()
+        wait_until(lambda: on_a.end, 5)  # what A's follower still had on its way
+        a_sequence = on_a.sequence()
+        notes.append(f"{race.name} ({race.laps} laps, {len(race.drivers)} karts): A's follower got {len(a_sequence)} "
+                     f"standings; A killed (SIGKILL) {killed_at - race_start:.1f} s into the race, its leader on lap "
+                     f"{leader_lap(a_sequence[-1])}")
+
+        # B's and C's followers go on to the finish; A's stream is gone with A.
+        finished = wait_until(lambda: on_b.end and on_c.end, 40)
+        notes.append(f"streams ended: A {on_a.describe_end()}, B {on_b.describe_end()}, C {on_c.describe_end()}")
+        dead = [f"{replica.name} exited {replica.child.process.poll()}: {replica.child.tail(8)}"
+                for replica in (b, c) if not replica.child.alive()]
+    finally:
+        for watcher in watchers:
+            watcher.close()
+        for replica in world.kart_replicas:
+            if replica.child is not None and replica.child.alive():
+                replica.child.stop(signal.SIGTERM, 3)
+    expect(finished, f"B's and C's streams not over 40 s after the kill: B {on_b.describe_end()} with "
+                     f"{len(on_b.standings)} standings, C {on_c.describe_end()} with {len(on_c.standings)}")
+    expect(not dead, f"a swiftkart-server replica died: {dead}")
+
+    problems = []
+    a_times = [moment for moment, _ in on_a.standings]
+    interval = median([later - earlier for earlier, later in zip(a_times, a_times[1:])]) or 1.0
+    limit = 2 + interval
+    split = {}
+    for watcher in (on_b, on_c):
+        name, got = watcher.replica.name, list(watcher.standings)
+        # (1) While A leads, what B and C get is a contiguous run of what A's follower got.
+        start = next((index for index, entries in enumerate(a_sequence) if entries == got[0][1]), None)
+        if start is None:
+            problems.append(f"{name}'s first standings is none that A sent: {describe_standings(got[0][1])}")
+            continue
+        matched = 0
+        while matched < len(got) and start + matched < len(a_sequence) and got[matched][1] == a_sequence[start + matched]:
+            matched += 1
+        if matched < len(got) and start + matched < len(a_sequence):
+            problems.append(f"{name}'s standings #{matched} differs from A's #{start + matched}: "
+                            f"{describe_standings(got[matched][1])} vs {describe_standings(a_sequence[start + matched])}")
+            continue
+        # A's follower may have missed the last tick A announced before it died (announce, then publish).
+        unseen = 0
+        while matched + unseen < len(got) and got[matched + unseen][0] < killed_at:
+            unseen += 1
+        if unseen > 1:
+            problems.append(f"{name} got {unseen} standings before the kill that A's follower did not")
+        before, after = got[:matched + unseen], got[matched + unseen:]
+        split[name] = (before, after)
+        intervals = [later - earlier for (earlier, _), (later, _) in zip(before[1:], before[2:])]
+        # (2) The race goes on elsewhere: standings again within 2 s plus an interval.
+        if len(after) < 2:
+            problems.append(f"{name} got {len(after)} standings after the kill")
+            continue
+        gap = after[0][0] - before[-1][0]
+        locations_gap = max((later - earlier for earlier, later in zip(watcher.locations, watcher.locations[1:])
+                             if earlier < killed_at + 2 and later > killed_at - 0.5), default=None)
+        notes.append(f"{name}: joined at A's standings #{start}; {len(before)} standings before the kill (same as A's"
+                     + (f", the last {unseen} after A's follower's last" if unseen else "")
+                     + f"; interval median {median(intervals) or 0:.2f} s), {len(after)} after; takeover gap "
+                     f"{gap:.2f} s between the last standings before the kill and the first after (first "
+                     f"{after[0][0] - killed_at:.2f} s after the kill); longest locations gap around the kill "
+                     + (f"{locations_gap:.2f} s" if locations_gap is not None else "none"))
+        if gap > limit:
+            problems.append(f"{name}: {gap:.2f} s without standings across the kill (limit 2 s + interval "
+                            f"{interval:.2f} s = {limit:.2f} s)")
+        # A mirror takes over after 250 ms without a tick: a pause in the locations (10 a second)
+        # shows the kill stopped the leader; without one, A did not lead and the kill proved nothing.
+        if locations_gap is None or locations_gap < 0.2:
+            problems.append(f"{name}: no pause in the locations around the kill (longest gap "
+                            f"{locations_gap or 0:.2f} s): A was not leading the race?")
+        # (3) The race continues: no lap goes back, across the kill or anywhere.
+        backwards = laps_backwards([entries for _, entries in got])
+        if backwards:
+            problems.append(f"{name}: laps went back ({backwards}; the leader was on lap {leader_lap(before[-1][1])} "
+                            f"at the kill, {leader_lap(after[0][1])} on the first standings after)")
+        repeated = len(got) - len({entries for _, entries in got})
+        if repeated:
+            problems.append(f"{name} got {repeated} standings twice")
+    notes.append(f"A's standings interval: median {interval:.2f} s, "
+                 f"max {max((l - e for e, l in zip(a_times, a_times[1:])), default=0):.2f} s")
+
+    # (4) B and C end together: the same standings after the kill and the same final standings.
+    b_sequence, c_sequence = on_b.sequence(), on_c.sequence()
+    in_b, in_c = set(b_sequence), set(c_sequence)
+    common = in_b & in_c
+    b_from = next((index for index, entries in enumerate(b_sequence) if entries in common), len(b_sequence))
+    c_from = next((index for index, entries in enumerate(c_sequence) if entries in common), len(c_sequence))
+    only_b = [entries for entries in b_sequence[b_from:] if entries not in in_c]
+    only_c = [entries for entries in c_sequence[c_from:] if entries not in in_b]
+    if [e for e in b_sequence[b_from:] if e in in_c] != [e for e in c_sequence[c_from:] if e in in_b]:
+        problems.append("B and C got their common standings in different orders")
+    if only_b or only_c:
+        # The new leader publishes standings on the tick it takes over at, a tick the other misses
+        # unless it is a standings tick: one such message is explained, more are not.
+        where = {name: [index for index, entries in enumerate(sequence) if entries in only]
+                 for name, sequence, only in (("B", b_sequence, only_b), ("C", c_sequence, only_c))}
+        before_kill = [f"{name} #{index}" for name, indexes in where.items() for index in indexes
+                       if index < len(split.get(name, ((), ()))[0])]
+        notes.append(f"standings only one of B and C got (once both had joined): B {len(only_b)} (#{where['B']}), "
+                     f"C {len(only_c)} (#{where['C']})" + ("" if before_kill else " — after the kill: the new leader's "
+                                                           "standings for the tick it took over at"))
+        if len(only_b) + len(only_c) > 1 or before_kill:
+            problems.append(f"B and C got different standings once both had joined: {len(only_b)} only on B, "
+                            f"{len(only_c)} only on C" + (f" (before the kill: {before_kill})" if before_kill else ""))
+    for watcher in (on_b, on_c):
+        if watcher.end != "OK":
+            problems.append(f"{watcher.replica.name}'s stream ended {watcher.describe_end()}, not OK")
+    if b_sequence and c_sequence:
+        final = b_sequence[-1]
+        if c_sequence[-1] != final:
+            problems.append(f"final standings differ: B {describe_standings(final, 8)}; C {describe_standings(c_sequence[-1], 8)}")
+        if sorted(lap for _, _, lap, _, _ in final) != [race.laps] * len(race.drivers):
+            problems.append(f"final standings not every kart on lap {race.laps}: {describe_standings(final, 8)}")
+        notes.append(f"race over {on_b.standings[-1][0] - race_start:.1f} s after A's first standings; final standings "
+                     f"(B = C): {describe_standings(final, 3)}")
+    expect(not problems, "; ".join(problems))
+
+
+# ---------------------------------------------------------------------------------------------
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bin", required=True, help="the directory of the built orders-server (e.g. .build/debug)")
+    parser.add_argument("--bin", required=True,
+                        help="the directory of the built orders-server and swiftkart-server (e.g. .build/debug)")
     parser.add_argument("--protos", default=os.path.join(ROOT, "Protos"))
     parser.add_argument("--nginx", default="nginx", help="the nginx executable")
-    parser.add_argument("--only", help="comma-separated check letters (a,b,c,d)")
+    parser.add_argument("--only", help="comma-separated check letters (a,b,c,d,e)")
     parser.add_argument("--watchers", type=int, default=100)
     parser.add_argument("--updates", type=int, default=200)
     parser.add_argument("--time-limit", type=int, default=300, help="seconds for the whole run")
@@ -836,6 +1103,8 @@ def main():
     if report.wanted("d"):
         report.check("d. a resume token from replica A works on replica B", lambda notes: check_resume_token(world, notes),
                      limit=60)
+    if report.wanted("e"):
+        report.check("e. races: one simulation across three replicas", lambda notes: check_races(world, notes), limit=90)
     for line in world.dead_replicas():
         print(f"    {line}", flush=True)
     world.close()
