@@ -195,7 +195,8 @@ final class LiveRace: Sendable {
                        announce: (RaceSimulation, _ standings: Bool) throws -> Void = { _, _ in }) async -> Bool {
         let clock = settings.timeSource
         var deadline = clock.now
-        publish(simulation, standings: true)
+        // Tick 0 opens with standings; a race taken over mid-way sends them on its usual ticks.
+        publish(simulation, standings: isStandingsTick(simulation))
         while !simulation.isFinished {
             deadline += settings.tickInterval
             do { try await clock.sleep(until: deadline) } catch { return false }
