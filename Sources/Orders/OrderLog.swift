@@ -92,7 +92,7 @@ public final class OrderLog: Sendable {
         self.database = database
         self.retention = retention
         epoch = try database.withConnection { connection in
-            try Self.schema.apply(to: connection, legacyVersion: Self.legacyVersion) { connection in
+            try Self.schema.apply(to: connection, legacyVersion: SchemaMigrations.sqliteUserVersion) { connection in
                 var epoch: UInt64 = 0
                 while epoch == 0 { epoch = UInt64.random(in: .min ... .max) }
                 try connection.run("INSERT INTO log_meta (key, value) VALUES ('epoch', ?) ON CONFLICT (key) DO NOTHING",
@@ -461,12 +461,6 @@ public final class OrderLog: Sendable {
             );
             """),
     ])
-
-    /// SQLite files from before `pitlane_schema` kept the version in `PRAGMA user_version`.
-    private static func legacyVersion(_ connection: any SQLConnection) throws -> Int {
-        guard connection.dialect == .sqlite else { return 0 }
-        return try connection.first("PRAGMA user_version", as: { $0.int(at: 0) }) ?? 0
-    }
 
     // MARK: Time
 

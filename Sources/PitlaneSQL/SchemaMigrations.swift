@@ -38,4 +38,11 @@ public struct SchemaMigrations: Sendable {
             try seed(connection)
         }
     }
+
+    /// The version SQLite files from before `pitlane_schema` kept in `PRAGMA user_version`
+    /// (a `legacyVersion` for components whose only table lived there); 0 for PostgreSQL.
+    public static func sqliteUserVersion(_ connection: any SQLConnection) throws -> Int {
+        guard connection.dialect == .sqlite else { return 0 }
+        return try connection.first("PRAGMA user_version", as: { $0.int(at: 0) }) ?? 0
+    }
 }

@@ -19,7 +19,7 @@ public final class RaceDB: Sendable {
     /// Opens the schedule in `database`, creating the schema (and seeding it) if needed.
     public init(database: any SQLDatabase) throws {
         try database.withConnection { connection in
-            try Self.schema.apply(to: connection, legacyVersion: Self.legacyVersion) { connection in
+            try Self.schema.apply(to: connection, legacyVersion: SchemaMigrations.sqliteUserVersion) { connection in
                 if try Self.raceCount(in: connection) == 0 {
                     for race in Schedule.races { try Self.insert(race, into: connection) }
                 }
@@ -109,12 +109,6 @@ public final class RaceDB: Sendable {
             );
             """),
     ])
-
-    /// SQLite files from before `pitlane_schema` kept the version in `PRAGMA user_version`.
-    private static func legacyVersion(_ connection: any SQLConnection) throws -> Int {
-        guard connection.dialect == .sqlite else { return 0 }
-        return try connection.first("PRAGMA user_version", as: { $0.int(at: 0) }) ?? 0
-    }
 
     private static func raceCount(in connection: any SQLConnection) throws -> Int {
         try connection.first("SELECT count(*) FROM races", as: { $0.int(at: 0) }) ?? 0
