@@ -27,7 +27,14 @@ enum SwiftNaming {
     static let reservedMemberNames: Set<String> = [
         "unknownFields", "isInitialized", "hashValue", "debugDescription", "description",
         "encodedSize", "serializedBytes", "protoMessageName", "decodeFields", "encodeFields",
-        "merge", "encode", "with", "hash", "self", "Self", "Type", "Protocol",
+        "merge", "encode", "with", "hash", "self", "Self", "Type", "Protocol", "extensions",
+        "textFormatString", "jsonString", "init",
+    ]
+
+    /// Member names a generated enum already has; values with these names get a `_p` suffix.
+    static let reservedEnumMemberNames: Set<String> = [
+        "rawValue", "allCases", "protoName", "init", "hashValue", "hash", "self", "Self", "Type",
+        "Protocol", "UNRECOGNIZED", "unrecognized", "description", "debugDescription",
     ]
 
     /// `foo_bar_id` → `fooBarID`; `URL` alone stays `url`.
@@ -87,12 +94,6 @@ enum SwiftNaming {
         return prefix + (shadows ? name + "Message" : name)
     }
 
-    /// A field name as a Swift property name, kept clear of members messages already have.
-    static func propertyName(_ fieldName: String) -> String {
-        let name = lowerCamelCase(fieldName)
-        return reservedMemberNames.contains(name) ? name + "_p" : name
-    }
-
     /// Backquotes a name that is a Swift keyword.
     static func escaped(_ name: String) -> String {
         keywords.contains(name) ? "`\(name)`" : name
@@ -113,8 +114,7 @@ enum SwiftNaming {
             stripped = stripped[index...].drop { $0 == "_" }
         }
         if stripped.isEmpty || stripped.first!.isNumber { stripped = Substring(valueName) }
-        let name = lowerCamelCase(String(stripped))
-        return name == "unrecognized" ? "unrecognized_p" : name
+        return lowerCamelCase(String(stripped))
     }
 
     /// A Swift string literal holding `text` exactly.

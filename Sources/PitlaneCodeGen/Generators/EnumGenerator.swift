@@ -17,7 +17,7 @@ struct EnumGenerator {
                 out.line("/// A number this version of the schema does not name, kept as read.")
                 out.line("case UNRECOGNIZED(Int)")
             }
-            for alias in cases where alias.isAlias {
+            for alias in cases where alias.isAlias && alias.declaresName {
                 let target = primary.first { $0.number == alias.number }!
                 out.line()
                 out.line("\(access)static let \(SwiftNaming.escaped(alias.caseName)) = \(name).\(SwiftNaming.escaped(target.caseName))")

@@ -115,6 +115,33 @@ final class ProtoModel {
             message.fields.append(field)
         }
         message.fields.sort { $0.number < $1.number }
+        assignPropertyNames(of: message)
+    }
+
+    /// Gives every field, its `has`/`clear` accessors and every oneof a Swift name no other
+    /// member of the message has: fields in number order first, then oneofs; a name taken
+    /// gets `_p` until it is free (`has_foo` beside an optional `foo`, a oneof named like one
+    /// of its fields, fields that differ only in underscores).
+    private func assignPropertyNames(of message: MessageInfo) {
+        var taken = SwiftNaming.reservedMemberNames
+        func claim(_ base: String, accessors: (String) -> [String]) -> String {
+            var name = base
+            while ([name] + accessors(name)).contains(where: taken.contains) { name += "_p" }
+            taken.insert(name)
+            taken.formUnion(accessors(name))
+            return name
+        }
+        for field in message.fields {
+            let base = SwiftNaming.lowerCamelCase(field.name)
+            field.propertyName = claim(base) { name in
+                guard field.hasPresence else { return [] }
+                let capitalized = name.prefix(1).uppercased() + name.dropFirst()
+                return ["has" + capitalized, "clear" + capitalized, "_" + name]
+            }
+        }
+        for oneof in message.oneofs {
+            oneof.propertyName = claim(SwiftNaming.lowerCamelCase(oneof.name)) { _ in [] }
+        }
     }
 
     /// Singular message fields whose type contains, directly or not, the message that holds
@@ -227,14 +254,36 @@ final class EnumInfo {
 
     var localName: String { String(swiftName.split(separator: ".").last!) }
 
-    /// The Swift case of each value; values with an earlier value's number are aliases.
-    var cases: [(protoName: String, caseName: String, number: Int32, isAlias: Bool)] {
-        var seen: Set<Int32> = []
-        return descriptor.values.map { value in
-            let caseName = SwiftNaming.enumCaseName(value.name, enumName: descriptor.name)
-            return (value.name, caseName, value.number, !seen.insert(value.number).inserted)
-        }
+    /// One value of the enum as Swift spells it.
+    struct Case {
+        let protoName: String
+        /// The Swift case, or for an alias the static property naming its primary case.
+        let caseName: String
+        let number: Int32
+        /// A value with an earlier value's number.
+        let isAlias: Bool
+        /// Whether the generated enum declares `caseName` for this value: an alias whose
+        /// Swift name an earlier value already has is only a JSON/text name of that value
+        /// (`MOO`, `moo` and `bAz` after `ALIAS_BAZ`: the first alias wins).
+        let declaresName: Bool
     }
+
+    /// The Swift case of each value, every Swift name declared once.
+    private(set) lazy var cases: [Case] = {
+        var taken = SwiftNaming.reservedEnumMemberNames
+        var primaries: [Int32: String] = [:]
+        return descriptor.values.map { value in
+            var name = SwiftNaming.enumCaseName(value.name, enumName: descriptor.name)
+            if let primary = primaries[value.number] {
+                let declares = taken.insert(name).inserted
+                return Case(protoName: value.name, caseName: declares ? name : primary, number: value.number,
+                            isAlias: true, declaresName: declares)
+            }
+            while !taken.insert(name).inserted { name += "_p" }
+            primaries[value.number] = name
+            return Case(protoName: value.name, caseName: name, number: value.number, isAlias: false, declaresName: true)
+        }
+    }()
 }
 
 final class OneofInfo {
@@ -246,7 +295,8 @@ final class OneofInfo {
         self.name = name
     }
 
-    var propertyName: String { SwiftNaming.propertyName(name) }
+    /// The Swift property, unique in its message (set by the model).
+    var propertyName = ""
     var enumName: String { "OneOf_" + SwiftNaming.upperCamelCase(name) }
 }
 
@@ -270,7 +320,9 @@ final class FieldInfo {
     var number: Int { Int(descriptor.number) }
     var name: String { descriptor.name }
     var isRepeated: Bool { descriptor.label == .repeated }
-    var propertyName: String { SwiftNaming.propertyName(name) }
+    /// The Swift property, unique in its message (set by the model).
+    var propertyName = ""
+
     /// `startTime` → `StartTime`, for `hasStartTime` and `clearStartTime()`.
     var capitalizedName: String {
         let property = propertyName
