@@ -448,6 +448,13 @@ struct MessageGenerator {
             out.line("        \(clear)")
             out.line("    } else {")
         }
+        if let oneof = field.oneof {
+            // A second member of a oneof already set: which one is meant is unknowable.
+            let target = base + SwiftNaming.escaped(oneof.propertyName)
+            let member = SwiftNaming.escaped(field.propertyName)
+            let reason = SwiftNaming.stringLiteral("\(field.descriptor.jsonName): another member of oneof \(oneof.name) is set")
+            out.line("\(indent)switch \(target) { case nil, .\(member)?: break; default: throw reader.error(\(reason)) }")
+        }
         if field.enumeration != nil {
             out.line("\(indent)if let value = \(read) { \(assign("value")) }")
         } else {

@@ -38,7 +38,7 @@ extension Google_Protobuf_Timestamp: JSONSpecialForm {
     static func parse(_ text: [UInt8]) -> (Int64, Int32)? {
         var scanner = DigitScanner(text)
         guard let year = scanner.number(4), scanner.skip("-"), let month = scanner.number(2), scanner.skip("-"),
-              let day = scanner.number(2), scanner.skip("T") || scanner.skip("t"),
+              let day = scanner.number(2), scanner.skip("T"),
               let hour = scanner.number(2), scanner.skip(":"), let minute = scanner.number(2), scanner.skip(":"),
               let second = scanner.number(2),
               (1...12).contains(month), (1...CivilDate.daysIn(month: month, year: year)).contains(day),
@@ -46,7 +46,7 @@ extension Google_Protobuf_Timestamp: JSONSpecialForm {
         else { return nil }
         guard let nanos = scanner.fraction() else { return nil }
         var offset: Int64 = 0
-        if scanner.skip("Z") || scanner.skip("z") {
+        if scanner.skip("Z") {
         } else if let sign = scanner.sign(), let offsetHours = scanner.number(2), scanner.skip(":"),
                   let offsetMinutes = scanner.number(2), offsetHours < 24, offsetMinutes < 60 {
             offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
@@ -103,6 +103,8 @@ extension Google_Protobuf_FieldMask: JSONSpecialForm {
 
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         let text = try reader.readString()
+        // The JSON form is lowerCamelCase: an underscore cannot come from any path.
+        guard !text.contains("_") else { throw reader.error("FieldMask \"\(text)\": JSON paths are lowerCamelCase, without \"_\"") }
         paths = text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map {
             SnakeCase.fromCamel(String($0))
         }
