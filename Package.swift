@@ -123,6 +123,13 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
 
+        // The testee of protobuf's conformance suite (Google's runner, or Tests/Peers/conformance_peer.py).
+        .executableTarget(
+            name: "pitlane-conformance-testee",
+            dependencies: ["PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]
+        ),
+
         .executableTarget(
             name: "swiftkart-load",
             dependencies: ["SwiftKart", "PitlaneCommandLine", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
@@ -194,7 +201,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PitlaneProtobufTests",
-            dependencies: ["PitlaneProtobuf", "TestSupport"],
+            dependencies: ["PitlaneProtobuf", "TestSupport", "pitlane-conformance-testee"],
             plugins: ["PitlaneGenerator"]
         ),
     ],

@@ -9,7 +9,7 @@
 /// let bytes = try request.serializedBytes()
 /// let decoded = try ListRacesRequest(serializedBytes: bytes)
 /// ```
-public protocol Message: Sendable, Hashable {
+public protocol Message: Sendable, Hashable, CustomDebugStringConvertible {
     /// A message with every field at its default value.
     init()
 
@@ -47,6 +47,13 @@ public protocol Message: Sendable, Hashable {
 
     /// Reads this message from a JSON value, merging into what is set.
     mutating func decodeJSON(from reader: inout JSONReader) throws
+
+    /// Writes every present field in text format, in field-number order.
+    func encodeTextFields(to writer: inout TextFormatWriter)
+
+    /// Reads the text-format field `name` (after its name, from the `:` or `{` on) into
+    /// the field it names; returns false when no field has that name.
+    mutating func decodeTextField(named name: String, from reader: inout TextFormatReader) throws -> Bool
 }
 
 extension Message {

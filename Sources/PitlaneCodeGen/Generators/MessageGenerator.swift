@@ -4,8 +4,8 @@ struct MessageGenerator {
     let model: ProtoModel
     let options: GeneratorOptions
 
-    private var access: String { options.accessPrefix }
-    private var runtime: String { FieldInfo.runtime }
+    var access: String { options.accessPrefix }
+    var runtime: String { FieldInfo.runtime }
 
     /// Messages with more fields than this keep them in a copy-on-write class, so copying a
     /// message copies one reference rather than every field.
@@ -14,10 +14,10 @@ struct MessageGenerator {
     private var usesStorage: Bool { message.fields.count > Self.storageThreshold }
 
     /// How method bodies reach stored fields: `self.` or the storage class's `storage.`.
-    private var base: String { usesStorage ? "storage." : "self." }
+    var base: String { usesStorage ? "storage." : "self." }
 
     /// The line that binds `storage` at the top of a method body, if the message has one.
-    private func storagePrologue(mutating: Bool, to out: inout CodeWriter) {
+    func storagePrologue(mutating: Bool, to out: inout CodeWriter) {
         guard usesStorage else { return }
         out.line(mutating ? "let storage = _uniqueStorage()" : "let storage = _storage")
     }
@@ -63,6 +63,10 @@ struct MessageGenerator {
             writeJSONEncode(to: &out)
             out.line()
             writeJSONDecode(to: &out)
+            out.line()
+            writeTextEncode(to: &out)
+            out.line()
+            writeTextDecode(to: &out)
             if usesStorage {
                 out.line()
                 writeStorage(to: &out)

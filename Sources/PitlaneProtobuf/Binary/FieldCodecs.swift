@@ -22,6 +22,12 @@ public protocol ProtoFieldCodec {
     static func writeJSON(_ value: Value, to writer: inout JSONWriter) throws
     /// Reads a value in the proto3 JSON mapping (`null` is handled by the caller).
     static func readJSON(from reader: inout JSONReader) throws -> Value
+    /// Whether values are messages: `name { … }` in text format, rather than `name: value`.
+    static var isTextMessage: Bool { get }
+    /// Writes the value in text format.
+    static func writeText(_ value: Value, to writer: inout TextFormatWriter)
+    /// Reads a value in text format.
+    static func readText(from reader: inout TextFormatReader) throws -> Value
 }
 
 extension ProtoFieldCodec {

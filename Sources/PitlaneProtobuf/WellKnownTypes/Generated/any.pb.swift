@@ -65,5 +65,25 @@ public struct Google_Protobuf_Any: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.typeURL.isEmpty { writer.writeField("type_url", PitlaneProtobuf.ProtoString.self, self.typeURL) }
+        if !self.value.isEmpty { writer.writeField("value", PitlaneProtobuf.ProtoBytes.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "type_url":
+            try reader.claim(1, "type_url")
+            self.typeURL = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "value":
+            try reader.claim(2, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoBytes.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 

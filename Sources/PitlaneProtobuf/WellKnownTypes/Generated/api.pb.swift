@@ -145,6 +145,47 @@ public struct Google_Protobuf_Api: PitlaneProtobuf.Message {
         return true
     }
 
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        writer.writeRepeatedField("methods", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, self.methods)
+        writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if !self.version.isEmpty { writer.writeField("version", PitlaneProtobuf.ProtoString.self, self.version) }
+        if let value = self._sourceContext { writer.writeField("source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value) }
+        writer.writeRepeatedField("mixins", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, self.mixins)
+        if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
+        if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "methods":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, into: &self.methods)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "version":
+            try reader.claim(4, "version")
+            self.version = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "source_context":
+            try reader.claim(5, "source_context")
+            self._sourceContext = try reader.readField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self)
+        case "mixins":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, into: &self.mixins)
+        case "syntax":
+            try reader.claim(7, "syntax")
+            self.syntax = try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self)
+        case "edition":
+            try reader.claim(8, "edition")
+            self.edition = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
+
     private var _sourceContext: Google_Protobuf_SourceContext? = nil
 }
 
@@ -297,6 +338,49 @@ public struct Google_Protobuf_Method: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        if !self.requestTypeURL.isEmpty { writer.writeField("request_type_url", PitlaneProtobuf.ProtoString.self, self.requestTypeURL) }
+        if self.requestStreaming { writer.writeField("request_streaming", PitlaneProtobuf.ProtoBool.self, self.requestStreaming) }
+        if !self.responseTypeURL.isEmpty { writer.writeField("response_type_url", PitlaneProtobuf.ProtoString.self, self.responseTypeURL) }
+        if self.responseStreaming { writer.writeField("response_streaming", PitlaneProtobuf.ProtoBool.self, self.responseStreaming) }
+        writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
+        if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "request_type_url":
+            try reader.claim(2, "request_type_url")
+            self.requestTypeURL = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "request_streaming":
+            try reader.claim(3, "request_streaming")
+            self.requestStreaming = try reader.readField(PitlaneProtobuf.ProtoBool.self)
+        case "response_type_url":
+            try reader.claim(4, "response_type_url")
+            self.responseTypeURL = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "response_streaming":
+            try reader.claim(5, "response_streaming")
+            self.responseStreaming = try reader.readField(PitlaneProtobuf.ProtoBool.self)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "syntax":
+            try reader.claim(7, "syntax")
+            self.syntax = try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self)
+        case "edition":
+            try reader.claim(8, "edition")
+            self.edition = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_Mixin: PitlaneProtobuf.Message {
@@ -359,6 +443,26 @@ public struct Google_Protobuf_Mixin: PitlaneProtobuf.Message {
             } else {
                 self.root = try PitlaneProtobuf.ProtoString.readJSON(from: &reader)
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        if !self.root.isEmpty { writer.writeField("root", PitlaneProtobuf.ProtoString.self, self.root) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "root":
+            try reader.claim(2, "root")
+            self.root = try reader.readField(PitlaneProtobuf.ProtoString.self)
         default:
             return false
         }

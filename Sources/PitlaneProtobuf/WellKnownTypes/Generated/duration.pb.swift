@@ -65,5 +65,25 @@ public struct Google_Protobuf_Duration: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.seconds != 0 { writer.writeField("seconds", PitlaneProtobuf.ProtoInt64.self, self.seconds) }
+        if self.nanos != 0 { writer.writeField("nanos", PitlaneProtobuf.ProtoInt32.self, self.nanos) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "seconds":
+            try reader.claim(1, "seconds")
+            self.seconds = try reader.readField(PitlaneProtobuf.ProtoInt64.self)
+        case "nanos":
+            try reader.claim(2, "nanos")
+            self.nanos = try reader.readField(PitlaneProtobuf.ProtoInt32.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 

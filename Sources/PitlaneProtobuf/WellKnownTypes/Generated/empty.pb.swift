@@ -30,5 +30,13 @@ public struct Google_Protobuf_Empty: PitlaneProtobuf.Message {
     public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
         false
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        false
+    }
 }
 

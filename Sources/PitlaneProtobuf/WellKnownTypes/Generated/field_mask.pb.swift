@@ -44,5 +44,20 @@ public struct Google_Protobuf_FieldMask: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        writer.writeRepeatedField("paths", PitlaneProtobuf.ProtoString.self, self.paths)
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "paths":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoString.self, into: &self.paths)
+        default:
+            return false
+        }
+        return true
+    }
 }
 

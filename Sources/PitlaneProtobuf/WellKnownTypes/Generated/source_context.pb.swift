@@ -50,5 +50,21 @@ public struct Google_Protobuf_SourceContext: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.fileName.isEmpty { writer.writeField("file_name", PitlaneProtobuf.ProtoString.self, self.fileName) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "file_name":
+            try reader.claim(1, "file_name")
+            self.fileName = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 

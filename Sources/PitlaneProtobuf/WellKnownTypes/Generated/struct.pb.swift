@@ -82,6 +82,21 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        writer.writeMapField("fields", PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "fields":
+            try reader.readMapField(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
@@ -207,37 +222,79 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
     public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
         switch name {
         case "nullValue", "null_value":
+            switch self.kind { case nil, .nullValue?: break; default: throw reader.error("nullValue: another member of oneof kind is set") }
             if let value = try PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.readEnumJSON(from: &reader) { self.kind = .nullValue(value) }
         case "numberValue", "number_value":
             if try reader.consumeNull() {
                 break
             } else {
+                switch self.kind { case nil, .numberValue?: break; default: throw reader.error("numberValue: another member of oneof kind is set") }
                 self.kind = .numberValue(try PitlaneProtobuf.ProtoDouble.readJSON(from: &reader))
             }
         case "stringValue", "string_value":
             if try reader.consumeNull() {
                 break
             } else {
+                switch self.kind { case nil, .stringValue?: break; default: throw reader.error("stringValue: another member of oneof kind is set") }
                 self.kind = .stringValue(try PitlaneProtobuf.ProtoString.readJSON(from: &reader))
             }
         case "boolValue", "bool_value":
             if try reader.consumeNull() {
                 break
             } else {
+                switch self.kind { case nil, .boolValue?: break; default: throw reader.error("boolValue: another member of oneof kind is set") }
                 self.kind = .boolValue(try PitlaneProtobuf.ProtoBool.readJSON(from: &reader))
             }
         case "structValue", "struct_value":
             if try reader.consumeNull() {
                 break
             } else {
+                switch self.kind { case nil, .structValue?: break; default: throw reader.error("structValue: another member of oneof kind is set") }
                 self.kind = .structValue(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.readJSON(from: &reader))
             }
         case "listValue", "list_value":
             if try reader.consumeNull() {
                 break
             } else {
+                switch self.kind { case nil, .listValue?: break; default: throw reader.error("listValue: another member of oneof kind is set") }
                 self.kind = .listValue(try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.readJSON(from: &reader))
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if case .nullValue(let value)? = self.kind { writer.writeField("null_value", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.self, value) }
+        if case .numberValue(let value)? = self.kind { writer.writeField("number_value", PitlaneProtobuf.ProtoDouble.self, value) }
+        if case .stringValue(let value)? = self.kind { writer.writeField("string_value", PitlaneProtobuf.ProtoString.self, value) }
+        if case .boolValue(let value)? = self.kind { writer.writeField("bool_value", PitlaneProtobuf.ProtoBool.self, value) }
+        if case .structValue(let value)? = self.kind { writer.writeField("struct_value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self, value) }
+        if case .listValue(let value)? = self.kind { writer.writeField("list_value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self, value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "null_value":
+            try reader.claim(-1, "kind")
+            self.kind = .nullValue(try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.self))
+        case "number_value":
+            try reader.claim(-1, "kind")
+            self.kind = .numberValue(try reader.readField(PitlaneProtobuf.ProtoDouble.self))
+        case "string_value":
+            try reader.claim(-1, "kind")
+            self.kind = .stringValue(try reader.readField(PitlaneProtobuf.ProtoString.self))
+        case "bool_value":
+            try reader.claim(-1, "kind")
+            self.kind = .boolValue(try reader.readField(PitlaneProtobuf.ProtoBool.self))
+        case "struct_value":
+            try reader.claim(-1, "kind")
+            self.kind = .structValue(try reader.readField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self))
+        case "list_value":
+            try reader.claim(-1, "kind")
+            self.kind = .listValue(try reader.readField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self))
         default:
             return false
         }
@@ -281,6 +338,21 @@ public struct Google_Protobuf_ListValue: PitlaneProtobuf.Message {
     }
 
     public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
+        switch name {
+        case "values":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.values)
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        writer.writeRepeatedField("values", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values)
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
         switch name {
         case "values":
             try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.values)

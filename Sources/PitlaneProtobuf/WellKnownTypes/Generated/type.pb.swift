@@ -178,6 +178,43 @@ public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
         return true
     }
 
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        writer.writeRepeatedField("fields", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, self.fields)
+        writer.writeRepeatedField("oneofs", PitlaneProtobuf.ProtoString.self, self.oneofs)
+        writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if let value = self._sourceContext { writer.writeField("source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value) }
+        if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
+        if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "fields":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, into: &self.fields)
+        case "oneofs":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoString.self, into: &self.oneofs)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "source_context":
+            try reader.claim(5, "source_context")
+            self._sourceContext = try reader.readField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self)
+        case "syntax":
+            try reader.claim(6, "syntax")
+            self.syntax = try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self)
+        case "edition":
+            try reader.claim(7, "edition")
+            self.edition = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
+
     private var _sourceContext: Google_Protobuf_SourceContext? = nil
 }
 
@@ -541,6 +578,57 @@ public struct Google_Protobuf_Field: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.kind.rawValue != 0 { writer.writeField("kind", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.self, self.kind) }
+        if self.cardinality.rawValue != 0 { writer.writeField("cardinality", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.self, self.cardinality) }
+        if self.number != 0 { writer.writeField("number", PitlaneProtobuf.ProtoInt32.self, self.number) }
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        if !self.typeURL.isEmpty { writer.writeField("type_url", PitlaneProtobuf.ProtoString.self, self.typeURL) }
+        if self.oneofIndex != 0 { writer.writeField("oneof_index", PitlaneProtobuf.ProtoInt32.self, self.oneofIndex) }
+        if self.packed { writer.writeField("packed", PitlaneProtobuf.ProtoBool.self, self.packed) }
+        writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if !self.jsonName.isEmpty { writer.writeField("json_name", PitlaneProtobuf.ProtoString.self, self.jsonName) }
+        if !self.defaultValue.isEmpty { writer.writeField("default_value", PitlaneProtobuf.ProtoString.self, self.defaultValue) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "kind":
+            try reader.claim(1, "kind")
+            self.kind = try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.self)
+        case "cardinality":
+            try reader.claim(2, "cardinality")
+            self.cardinality = try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.self)
+        case "number":
+            try reader.claim(3, "number")
+            self.number = try reader.readField(PitlaneProtobuf.ProtoInt32.self)
+        case "name":
+            try reader.claim(4, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "type_url":
+            try reader.claim(6, "type_url")
+            self.typeURL = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "oneof_index":
+            try reader.claim(7, "oneof_index")
+            self.oneofIndex = try reader.readField(PitlaneProtobuf.ProtoInt32.self)
+        case "packed":
+            try reader.claim(8, "packed")
+            self.packed = try reader.readField(PitlaneProtobuf.ProtoBool.self)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "json_name":
+            try reader.claim(10, "json_name")
+            self.jsonName = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "default_value":
+            try reader.claim(11, "default_value")
+            self.defaultValue = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
@@ -664,6 +752,40 @@ public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
         return true
     }
 
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        writer.writeRepeatedField("enumvalue", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, self.enumvalue)
+        writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        if let value = self._sourceContext { writer.writeField("source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value) }
+        if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
+        if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "enumvalue":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, into: &self.enumvalue)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        case "source_context":
+            try reader.claim(4, "source_context")
+            self._sourceContext = try reader.readField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self)
+        case "syntax":
+            try reader.claim(5, "syntax")
+            self.syntax = try reader.readField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self)
+        case "edition":
+            try reader.claim(6, "edition")
+            self.edition = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
+
     private var _sourceContext: Google_Protobuf_SourceContext? = nil
 }
 
@@ -741,6 +863,29 @@ public struct Google_Protobuf_EnumValue: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        if self.number != 0 { writer.writeField("number", PitlaneProtobuf.ProtoInt32.self, self.number) }
+        writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "number":
+            try reader.claim(2, "number")
+            self.number = try reader.readField(PitlaneProtobuf.ProtoInt32.self)
+        case "options":
+            try reader.readRepeatedField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, into: &self.options)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
@@ -810,6 +955,26 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
             } else {
                 self._value = try PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.readJSON(from: &reader)
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
+        if let value = self._value { writer.writeField("value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "name":
+            try reader.claim(1, "name")
+            self.name = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        case "value":
+            try reader.claim(2, "value")
+            self._value = try reader.readField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self)
         default:
             return false
         }

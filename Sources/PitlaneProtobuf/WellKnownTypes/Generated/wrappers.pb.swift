@@ -50,6 +50,22 @@ public struct Google_Protobuf_DoubleValue: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value.bitPattern != 0 { writer.writeField("value", PitlaneProtobuf.ProtoDouble.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoDouble.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_FloatValue: PitlaneProtobuf.Message {
@@ -97,6 +113,22 @@ public struct Google_Protobuf_FloatValue: PitlaneProtobuf.Message {
             } else {
                 self.value = try PitlaneProtobuf.ProtoFloat.readJSON(from: &reader)
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value.bitPattern != 0 { writer.writeField("value", PitlaneProtobuf.ProtoFloat.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoFloat.self)
         default:
             return false
         }
@@ -154,6 +186,22 @@ public struct Google_Protobuf_Int64Value: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoInt64.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoInt64.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_UInt64Value: PitlaneProtobuf.Message {
@@ -201,6 +249,22 @@ public struct Google_Protobuf_UInt64Value: PitlaneProtobuf.Message {
             } else {
                 self.value = try PitlaneProtobuf.ProtoUInt64.readJSON(from: &reader)
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoUInt64.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoUInt64.self)
         default:
             return false
         }
@@ -258,6 +322,22 @@ public struct Google_Protobuf_Int32Value: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoInt32.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoInt32.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_UInt32Value: PitlaneProtobuf.Message {
@@ -305,6 +385,22 @@ public struct Google_Protobuf_UInt32Value: PitlaneProtobuf.Message {
             } else {
                 self.value = try PitlaneProtobuf.ProtoUInt32.readJSON(from: &reader)
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoUInt32.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoUInt32.self)
         default:
             return false
         }
@@ -362,6 +458,22 @@ public struct Google_Protobuf_BoolValue: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if self.value { writer.writeField("value", PitlaneProtobuf.ProtoBool.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoBool.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_StringValue: PitlaneProtobuf.Message {
@@ -414,6 +526,22 @@ public struct Google_Protobuf_StringValue: PitlaneProtobuf.Message {
         }
         return true
     }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.value.isEmpty { writer.writeField("value", PitlaneProtobuf.ProtoString.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoString.self)
+        default:
+            return false
+        }
+        return true
+    }
 }
 
 public struct Google_Protobuf_BytesValue: PitlaneProtobuf.Message {
@@ -461,6 +589,22 @@ public struct Google_Protobuf_BytesValue: PitlaneProtobuf.Message {
             } else {
                 self.value = try PitlaneProtobuf.ProtoBytes.readJSON(from: &reader)
             }
+        default:
+            return false
+        }
+        return true
+    }
+
+    public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
+        if !self.value.isEmpty { writer.writeField("value", PitlaneProtobuf.ProtoBytes.self, self.value) }
+        writer.writeUnknownFields(self.unknownFields)
+    }
+
+    public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
+        switch name {
+        case "value":
+            try reader.claim(1, "value")
+            self.value = try reader.readField(PitlaneProtobuf.ProtoBytes.self)
         default:
             return false
         }

@@ -1,0 +1,71 @@
+/// The text-format methods of a message: fields in number order out, by name in.
+extension MessageGenerator {
+    /// The name a field has in text format: a group's is its message type's name.
+    private func textName(_ field: FieldInfo) -> String {
+        if field.type == .group, let group = field.message { return group.descriptor.name }
+        return field.name
+    }
+
+    func writeTextEncode(to out: inout CodeWriter) {
+        out.block("\(access)func encodeTextFields(to writer: inout \(runtime)TextFormatWriter) {") { out in
+            storagePrologue(mutating: false, to: &out)
+            for field in message.fields {
+                let name = SwiftNaming.stringLiteral(textName(field))
+                let storage = base + field.storageName
+                if let entry = field.mapEntry {
+                    out.line("writer.writeMapField(\(name), \(entry.fields[0].codec), \(entry.fields[1].codec), \(storage))")
+                } else if field.isRepeated {
+                    out.line("writer.writeRepeatedField(\(name), \(field.codec), \(storage))")
+                } else if let oneof = field.oneof {
+                    let member = SwiftNaming.escaped(field.propertyName)
+                    let target = base + SwiftNaming.escaped(oneof.propertyName)
+                    out.line("if case .\(member)(let value)? = \(target) { writer.writeField(\(name), \(field.codec), value) }")
+                } else if field.hasPresence {
+                    out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { writer.writeField(\(name), \(field.codec), value) }")
+                } else {
+                    out.line("if \(field.isNonDefault(storage)) { writer.writeField(\(name), \(field.codec), \(storage)) }")
+                }
+            }
+            out.line("writer.writeUnknownFields(self.unknownFields)")
+        }
+    }
+
+    func writeTextDecode(to out: inout CodeWriter) {
+        let signature = "\(access)mutating func decodeTextField(named name: String, from reader: inout \(runtime)TextFormatReader) throws -> Bool {"
+        out.block(signature) { out in
+            guard !message.fields.isEmpty else {
+                out.line("false")
+                return
+            }
+            storagePrologue(mutating: true, to: &out)
+            out.switchBlock("name") { out in
+                for field in message.fields {
+                    let names = Set([textName(field), field.name]).sorted().map(SwiftNaming.stringLiteral)
+                    out.line("case \(names.joined(separator: ", ")):")
+                    writeTextDecodeCase(field, to: &out)
+                }
+                out.line("default:")
+                out.line("    return false")
+            }
+            out.line("return true")
+        }
+    }
+
+    private func writeTextDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {
+        let storage = base + field.storageName
+        if let entry = field.mapEntry {
+            out.line("    try reader.readMapField(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
+        } else if field.isRepeated {
+            out.line("    try reader.readRepeatedField(\(field.codec), into: &\(storage))")
+        } else if let oneof = field.oneof {
+            let index = message.oneofs.firstIndex { $0 === oneof }!
+            let target = base + SwiftNaming.escaped(oneof.propertyName)
+            out.line("    try reader.claim(\(-1 - index), \(SwiftNaming.stringLiteral(oneof.name)))")
+            out.line("    \(target) = .\(SwiftNaming.escaped(field.propertyName))(try reader.readField(\(field.codec)))")
+        } else {
+            out.line("    try reader.claim(\(field.number), \(SwiftNaming.stringLiteral(field.name)))")
+            let value = "try reader.readField(\(field.codec))"
+            out.line("    \(storage) = \(field.isIndirect ? "\(runtime)Boxed(\(value))" : value)")
+        }
+    }
+}

@@ -1,0 +1,190 @@
+/// Writes protobuf text format.
+///
+/// Generated `encodeTextFields(to:)` methods call it field by field in number order; values
+/// are written by each field's codec (`ProtoFieldCodec.writeText`).
+public struct TextFormatWriter {
+    public let options: TextFormatEncodingOptions
+    @usableFromInline var bytes: [UInt8] = []
+    @usableFromInline var depth = 0
+
+    public init(options: TextFormatEncodingOptions = .init()) {
+        self.options = options
+    }
+
+    /// The text written so far (without the trailing separator of one-line output).
+    public var text: String {
+        var end = bytes.endIndex
+        if options.singleLine, end > 0, bytes[end - 1] == UInt8(ascii: " ") { end -= 1 }
+        return String(decoding: bytes[..<end], as: UTF8.self)
+    }
+
+    // MARK: Fields, for generated code
+
+    /// Writes one field: `name: value`, or `name { … }` for a message.
+    @inlinable
+    public mutating func writeField<C: ProtoFieldCodec>(_ name: String, _ codec: C.Type, _ value: C.Value) {
+        if C.isTextMessage {
+            beginMessage(name)
+            C.writeText(value, to: &self)
+            endMessage()
+        } else {
+            beginLine()
+            write(name)
+            write(": ")
+            C.writeText(value, to: &self)
+            endLine()
+        }
+    }
+
+    /// Writes each element as its own `name: value` line.
+    @inlinable
+    public mutating func writeRepeatedField<C: ProtoFieldCodec>(_ name: String, _ codec: C.Type, _ values: [C.Value]) {
+        for value in values { writeField(name, codec, value) }
+    }
+
+    /// Writes each entry as `name { key: … value: … }`, in key order.
+    @inlinable
+    public mutating func writeMapField<K: ProtoMapKeyCodec, V: ProtoFieldCodec>(
+        _ name: String, _ key: K.Type, _ value: V.Type, _ map: [K.Value: V.Value]
+    ) {
+        for entryKey in map.keys.sorted(by: K.precedes) {
+            beginMessage(name)
+            writeField("key", key, entryKey)
+            writeField("value", value, map[entryKey]!)
+            endMessage()
+        }
+    }
+
+    /// Writes the fields of `message`; an `Any` whose type the registry knows is expanded.
+    public mutating func writeMessageBody<M: Message>(_ message: M) {
+        if let any = message as? Google_Protobuf_Any, writeExpanded(any) {
+            return
+        }
+        message.encodeTextFields(to: &self)
+    }
+
+    /// Writes the unknown fields as `number: value`, when the options ask for them.
+    public mutating func writeUnknownFields(_ fields: UnknownFields) {
+        guard options.printUnknownFields, !fields.isEmpty else { return }
+        fields.bytes.withUnsafeBytes { buffer in
+            var reader = ProtoReader(buffer)
+            writeUnknownFields(from: &reader)
+        }
+    }
+
+    // MARK: Values, for codecs
+
+    /// Writes text as it is: a number, an enum name, `true`.
+    @inlinable
+    public mutating func write(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Writes bytes as a double-quoted string: `\n`, `\r`, `\t`, `\"`, `\'`, `\\`, and
+    /// every other byte outside printable ASCII as three octal digits.
+    public mutating func writeQuoted<Bytes: Sequence<UInt8>>(_ value: Bytes) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in value {
+            switch byte {
+            case UInt8(ascii: "\n"): write("\\n")
+            case UInt8(ascii: "\r"): write("\\r")
+            case UInt8(ascii: "\t"): write("\\t")
+            case UInt8(ascii: "\""): write("\\\"")
+            case UInt8(ascii: "'"): write("\\'")
+            case UInt8(ascii: "\\"): write("\\\\")
+            case 0x20..<0x7F: bytes.append(byte)
+            default:
+                bytes.append(UInt8(ascii: "\\"))
+                for shift in [6, 3, 0] { bytes.append(UInt8(ascii: "0") + (byte >> UInt8(shift)) & 7) }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    // MARK: Layout
+
+    @usableFromInline
+    mutating func beginLine() {
+        guard !options.singleLine else { return }
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+    }
+
+    @usableFromInline
+    mutating func endLine() {
+        bytes.append(options.singleLine ? UInt8(ascii: " ") : UInt8(ascii: "\n"))
+    }
+
+    @usableFromInline
+    mutating func beginMessage(_ name: String) {
+        beginLine()
+        write(name)
+        write(" {")
+        endLine()
+        depth += 1
+    }
+
+    @usableFromInline
+    mutating func endMessage() {
+        depth -= 1
+        beginLine()
+        write("}")
+        endLine()
+    }
+
+    private mutating func writeExpanded(_ any: Google_Protobuf_Any) -> Bool {
+        guard let type = options.typeRegistry.type(named: any.typeName) else { return false }
+        func expand<T: Message>(_ type: T.Type) -> Bool {
+            guard let message = try? T(serializedBytes: any.value, partial: true) else { return false }
+            beginMessage("[\(any.typeURL)]")
+            writeMessageBody(message)
+            endMessage()
+            return true
+        }
+        return expand(type)
+    }
+
+    /// Unknown fields as C++ and Python print them: varints in decimal, fixed-width values
+    /// in hex, length-delimited ones as strings, groups as nested blocks.
+    private mutating func writeUnknownFields(from reader: inout ProtoReader) {
+        while let tag = try? reader.nextTag() {
+            let number = tag.fieldNumber
+            switch tag.wireType {
+            case .varint:
+                guard let value = try? reader.readVarint() else { return }
+                writeUnknownLine(number, String(value))
+            case .fixed64:
+                guard let value = try? reader.readFixed64() else { return }
+                writeUnknownLine(number, "0x" + hex(value, digits: 16))
+            case .fixed32:
+                guard let value = try? reader.readFixed32() else { return }
+                writeUnknownLine(number, "0x" + hex(UInt64(value), digits: 8))
+            case .lengthDelimited:
+                guard let value = try? reader.readBytes() else { return }
+                beginLine()
+                write("\(number): ")
+                writeQuoted(value)
+                endLine()
+            case .startGroup:
+                beginMessage(String(number))
+                let enclosing = reader.groupNumber
+                reader.groupNumber = number  // nextTag() ends the group at its END_GROUP
+                writeUnknownFields(from: &reader)
+                reader.groupNumber = enclosing
+                endMessage()
+            case .endGroup:
+                return  // nextTag() throws for an END_GROUP it does not expect
+            }
+        }
+    }
+
+    private mutating func writeUnknownLine(_ number: Int, _ value: String) {
+        beginLine()
+        write("\(number): \(value)")
+        endLine()
+    }
+
+    private func hex(_ value: UInt64, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
+    }
+}
