@@ -43,6 +43,7 @@ struct FileGenerator {
                 MessageGenerator(message: message, model: model, options: options).write(to: &out)
                 out.line()
             }
+            ExtensionGenerator(options: options).writeFileExtensions(of: file, to: &out)
         }
         for service in services {
             ServiceGenerator(service: service, file: file, model: model, options: options).write(to: &out)

@@ -12,6 +12,8 @@ enum ConformanceTestee {
         ProtobufTestMessages_Proto2_TestAllTypesProto2.self,
     ]
     static let registry = MessageTypeRegistry(testTypes)
+    /// The extensions `[full.name]` may name in JSON and text format.
+    static let extensions = ExtensionMap(ProtobufTestMessages_Proto2_TestMessagesProto2Extensions.all)
 
     static func respond(to request: Request) -> Response {
         var response = Response()
@@ -37,11 +39,13 @@ enum ConformanceTestee {
             case .jsonPayload(let text)?:
                 var options = JSONDecodingOptions()
                 options.typeRegistry = registry
+                options.extensions = extensions
                 options.ignoreUnknownFields = request.testCategory == .jsonIgnoreUnknownParsingTest
                 message = try M(jsonString: text, options: options)
             case .textPayload(let text)?:
                 var options = TextFormatDecodingOptions()
                 options.typeRegistry = registry
+                options.extensions = extensions
                 message = try M(textFormatString: text, options: options)
             case .jspbPayload?, nil:
                 return .skipped("only protobuf, JSON and text format input")
@@ -56,10 +60,12 @@ enum ConformanceTestee {
             case .json:
                 var options = JSONEncodingOptions()
                 options.typeRegistry = registry
+                options.extensions = extensions
                 return .jsonPayload(try message.jsonString(options: options))
             case .textFormat:
                 var options = TextFormatEncodingOptions()
                 options.typeRegistry = registry
+                options.extensions = extensions
                 options.printUnknownFields = request.printUnknownFields
                 return .textPayload(message.textFormatString(options: options))
             default:

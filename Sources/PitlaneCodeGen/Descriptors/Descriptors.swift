@@ -37,6 +37,8 @@ struct Options: WireParsable {
     var packed: Bool?
     /// MessageOptions.map_entry (7).
     var mapEntry = false
+    /// MessageOptions.message_set_wire_format (1).
+    var messageSetWireFormat = false
     /// FileOptions.swift_prefix (39).
     var swiftPrefix: String?
 
@@ -49,6 +51,7 @@ struct Options: WireParsable {
             case (_, featuresField): features = try reader.message(FeatureSet.self)
             case (.field, 2): packed = try reader.bool()
             case (.message, 7): mapEntry = try reader.bool()
+            case (.message, 1): messageSetWireFormat = try reader.bool()
             case (.file, 39): swiftPrefix = try reader.string()
             default: return false
             }

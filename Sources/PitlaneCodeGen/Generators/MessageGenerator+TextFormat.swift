@@ -26,7 +26,6 @@ extension MessageGenerator {
                     out.line("if \(field.isNonDefault(storage)) { writer.writeField(\(name), \(field.codec), \(storage)) }")
                 }
             }
-            out.line("writer.writeUnknownFields(self.unknownFields)")
         }
     }
 

@@ -49,6 +49,10 @@ struct MessageGenerator {
                 out.line()
                 EnumGenerator(enumeration: nested, options: options).write(to: &out)
             }
+            if !message.extensions.isEmpty {
+                out.line()
+                ExtensionGenerator(options: options).writeConstants(message.extensions, to: &out)
+            }
             if model.needsInitializationCheck(message) {
                 out.line()
                 writeIsInitialized(to: &out)

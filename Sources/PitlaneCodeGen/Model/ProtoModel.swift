@@ -24,6 +24,46 @@ final class ProtoModel {
         for message in messages.values {
             markIndirectFields(of: message)
         }
+        for file in files.values {
+            let scope = file.descriptor.package
+            file.extensions = try file.descriptor.extensions.map { try resolveExtension($0, scope: scope, features: file.features) }
+        }
+        for message in messages.values {
+            message.extensions = try message.descriptor.extensions.map {
+                try resolveExtension($0, scope: message.protoName, features: message.features)
+            }
+        }
+    }
+
+    /// An `extend` field: its type resolved like a message field's, and the message it extends.
+    private func resolveExtension(_ descriptor: FieldDescriptorProto, scope: String, features: Features) throws -> ExtensionInfo {
+        let fullName = scope.isEmpty ? descriptor.name : scope + "." + descriptor.name
+        guard let type = FieldType(rawValue: descriptor.type) else {
+            throw GeneratorError("\(fullName): unknown field type \(descriptor.type)")
+        }
+        guard let extendee = messages[descriptor.extendee] else {
+            throw GeneratorError("\(fullName): unknown extended message \(descriptor.extendee)")
+        }
+        var features = features.applying(descriptor.options.features)
+        if let packed = descriptor.options.packed { features.packed = packed }
+        let field = FieldInfo(descriptor: descriptor, type: type, features: features)
+        switch type {
+        case .message, .group:
+            guard let target = messages[descriptor.typeName] else {
+                throw GeneratorError("\(fullName): unknown type \(descriptor.typeName)")
+            }
+            field.message = target
+            field.isGroup = type == .group || features.delimited
+        case .enumeration:
+            guard let target = enums[descriptor.typeName] else {
+                throw GeneratorError("\(fullName): unknown enum \(descriptor.typeName)")
+            }
+            field.enumeration = target
+        default:
+            break
+        }
+        field.propertyName = SwiftNaming.lowerCamelCase(descriptor.name)
+        return ExtensionInfo(field: field, extendee: extendee, fullName: fullName)
     }
 
     private func register(
@@ -193,6 +233,8 @@ final class FileInfo {
     let typePrefix: String
     var messages: [MessageInfo] = []
     var enums: [EnumInfo] = []
+    /// The file's top-level `extend` fields.
+    var extensions: [ExtensionInfo] = []
 
     init(_ descriptor: FileDescriptorProto) throws {
         self.descriptor = descriptor
@@ -222,6 +264,8 @@ final class MessageInfo {
     /// Fields in field-number order.
     var fields: [FieldInfo] = []
     var oneofs: [OneofInfo] = []
+    /// The `extend` fields declared inside this message.
+    var extensions: [ExtensionInfo] = []
     var needsInitializationCheck: Bool?
     var fieldsResolved = false
 
@@ -284,6 +328,28 @@ final class EnumInfo {
             return Case(protoName: value.name, caseName: name, number: value.number, isAlias: false, declaresName: true)
         }
     }()
+}
+
+/// A field declared by `extend`, outside the message it extends.
+final class ExtensionInfo {
+    let field: FieldInfo
+    let extendee: MessageInfo
+    /// `package.Scope.name`, as JSON and text format write it in brackets.
+    let fullName: String
+
+    init(field: FieldInfo, extendee: MessageInfo, fullName: String) {
+        self.field = field
+        self.extendee = extendee
+        self.fullName = fullName
+    }
+
+    /// Why the typed accessors cannot serve this extension, if they cannot: its value then
+    /// stays an unknown field, which still round-trips.
+    var unsupportedReason: String? {
+        if field.isGroup { return "group-encoded extensions" }
+        if extendee.descriptor.options.messageSetWireFormat { return "MessageSet extensions" }
+        return nil
+    }
 }
 
 final class OneofInfo {

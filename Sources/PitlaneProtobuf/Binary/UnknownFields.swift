@@ -19,6 +19,10 @@ public struct UnknownFields: Hashable, Sendable {
         bytes.append(contentsOf: fields)
     }
 
+    mutating func replaceBytes(_ newBytes: [UInt8]) {
+        bytes = newBytes
+    }
+
     /// Appends a varint field, as for a closed enum value the schema does not name.
     public mutating func appendVarint(fieldNumber: Int, value: UInt64) {
         appendVarint(UInt64(FieldTag(fieldNumber: fieldNumber, wireType: .varint).rawValue))

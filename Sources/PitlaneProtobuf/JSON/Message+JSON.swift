@@ -50,6 +50,8 @@ public struct JSONEncodingOptions: Sendable {
     public var alwaysPrintEnumsAsInts = false
     /// The message types `Any` fields may hold, beyond the well-known types.
     public var typeRegistry = MessageTypeRegistry()
+    /// The extensions to write as `"[full.name]"` members; others are not written.
+    public var extensions = ExtensionMap()
 
     public init() {}
 }
@@ -62,6 +64,8 @@ public struct JSONDecodingOptions: Sendable {
     public var recursionLimit = 100
     /// The message types `Any` fields may hold, beyond the well-known types.
     public var typeRegistry = MessageTypeRegistry()
+    /// The extensions `"[full.name]"` members may name.
+    public var extensions = ExtensionMap()
 
     public init() {}
 }
@@ -70,6 +74,11 @@ extension Message {
     public func encodeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()
         try encodeJSONFields(to: &writer)
+        if !unknownFields.isEmpty {
+            for ext in writer.options.extensions.extensions(of: Self.protoMessageName) {
+                try ext.writeJSON(from: unknownFields, to: &writer)
+            }
+        }
         writer.endObject()
     }
 
@@ -78,7 +87,12 @@ extension Message {
         while let name = try reader.nextKey() {
             let known: Bool
             do {
-                known = try decodeJSONField(named: name, from: &reader)
+                if name.hasPrefix("["), let ext = reader.options.extensions.extension(of: Self.protoMessageName, named: String(name.dropFirst().dropLast())) {
+                    try ext.readJSON(from: &reader, into: &unknownFields)
+                    known = true
+                } else {
+                    known = try decodeJSONField(named: name, from: &reader)
+                }
             } catch var failure as ProtobufJSONError {
                 // Names the field, outermost first: `field "a": field "b": expected a string`.
                 failure.reason = "field \"\(name)\": " + failure.reason

@@ -8,6 +8,8 @@ public struct TextFormatEncodingOptions: Sendable {
     /// The message types an `Any` may hold; those print expanded, as
     /// `[type.googleapis.com/pkg.Name] { … }`. The well-known types by default.
     public var typeRegistry = MessageTypeRegistry()
+    /// The extensions to write as `[full.name]: value`; others print as unknown fields.
+    public var extensions = ExtensionMap()
 
     public init() {}
 }
@@ -18,6 +20,8 @@ public struct TextFormatDecodingOptions: Sendable {
     public var recursionLimit = 100
     /// The message types an expanded `Any` may name, beyond the well-known types.
     public var typeRegistry = MessageTypeRegistry()
+    /// The extensions `[full.name]` may name.
+    public var extensions = ExtensionMap()
 
     public init() {}
 }

@@ -52,11 +52,14 @@ public struct TextFormatReader {
             }
             if scanner.consume(UInt8(ascii: "[")) {
                 let name = try scannedAndKept { (scanner: inout TextFormatScanner) throws(ScanError) in try scanner.bracketedName() }
-                guard var any = message as? Google_Protobuf_Any, name.contains("/") else {
-                    throw error("no extension [\(name)] is known to \(M.protoMessageName)", at: start)
+                if var any = message as? Google_Protobuf_Any, name.contains("/") {
+                    try readExpandedAny(url: name, into: &any, at: start)
+                    message = any as! M
+                } else if let ext = options.extensions.extension(of: M.protoMessageName, named: name) {
+                    try ext.readText(from: &self, into: &message.unknownFields)
+                } else {
+                    throw error("no extension [\(name)] of \(M.protoMessageName) is known", at: start)
                 }
-                try readExpandedAny(url: name, into: &any, at: start)
-                message = any as! M
             } else {
                 guard let name = scanner.identifier() else { throw error("expected a field name", at: start) }
                 guard try message.decodeTextField(named: name, from: &self) else {

@@ -61,14 +61,17 @@ public struct TextFormatWriter {
             return
         }
         message.encodeTextFields(to: &self)
-    }
-
-    /// Writes the unknown fields as `number: value`, when the options ask for them.
-    public mutating func writeUnknownFields(_ fields: UnknownFields) {
-        guard options.printUnknownFields, !fields.isEmpty else { return }
+        let fields = message.unknownFields
+        guard !fields.isEmpty else { return }
+        var extensionNumbers: Set<Int> = []
+        for ext in options.extensions.extensions(of: M.protoMessageName) {
+            ext.writeText(from: fields, to: &self)
+            extensionNumbers.insert(ext.fieldNumber)
+        }
+        guard options.printUnknownFields else { return }
         fields.bytes.withUnsafeBytes { buffer in
             var reader = ProtoReader(buffer)
-            writeUnknownFields(from: &reader)
+            writeUnknownFields(from: &reader, skipping: extensionNumbers)
         }
     }
 
@@ -145,9 +148,13 @@ public struct TextFormatWriter {
 
     /// Unknown fields as C++ and Python print them: varints in decimal, fixed-width values
     /// in hex, length-delimited ones as strings, groups as nested blocks.
-    private mutating func writeUnknownFields(from reader: inout ProtoReader) {
+    private mutating func writeUnknownFields(from reader: inout ProtoReader, skipping skipped: Set<Int> = []) {
         while let tag = try? reader.nextTag() {
             let number = tag.fieldNumber
+            if skipped.contains(number) {
+                guard (try? reader.skipField(tag)) != nil else { return }
+                continue
+            }
             switch tag.wireType {
             case .varint:
                 guard let value = try? reader.readVarint() else { return }

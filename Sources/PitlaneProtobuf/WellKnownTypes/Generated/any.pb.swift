@@ -69,7 +69,6 @@ public struct Google_Protobuf_Any: PitlaneProtobuf.Message {
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if !self.typeURL.isEmpty { writer.writeField("type_url", PitlaneProtobuf.ProtoString.self, self.typeURL) }
         if !self.value.isEmpty { writer.writeField("value", PitlaneProtobuf.ProtoBytes.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

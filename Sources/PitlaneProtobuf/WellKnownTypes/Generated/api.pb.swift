@@ -154,7 +154,6 @@ public struct Google_Protobuf_Api: PitlaneProtobuf.Message {
         writer.writeRepeatedField("mixins", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Mixin>.self, self.mixins)
         if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
         if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -348,7 +347,6 @@ public struct Google_Protobuf_Method: PitlaneProtobuf.Message {
         writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
         if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
         if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -452,7 +450,6 @@ public struct Google_Protobuf_Mixin: PitlaneProtobuf.Message {
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
         if !self.root.isEmpty { writer.writeField("root", PitlaneProtobuf.ProtoString.self, self.root) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

@@ -32,7 +32,6 @@ public struct Google_Protobuf_Empty: PitlaneProtobuf.Message {
     }
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

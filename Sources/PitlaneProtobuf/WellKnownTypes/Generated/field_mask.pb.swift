@@ -47,7 +47,6 @@ public struct Google_Protobuf_FieldMask: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         writer.writeRepeatedField("paths", PitlaneProtobuf.ProtoString.self, self.paths)
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

@@ -53,7 +53,6 @@ public struct Google_Protobuf_SourceContext: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if !self.fileName.isEmpty { writer.writeField("file_name", PitlaneProtobuf.ProtoString.self, self.fileName) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

@@ -85,7 +85,6 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         writer.writeMapField("fields", PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -272,7 +271,6 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
         if case .boolValue(let value)? = self.kind { writer.writeField("bool_value", PitlaneProtobuf.ProtoBool.self, value) }
         if case .structValue(let value)? = self.kind { writer.writeField("struct_value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self, value) }
         if case .listValue(let value)? = self.kind { writer.writeField("list_value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self, value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -349,7 +347,6 @@ public struct Google_Protobuf_ListValue: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         writer.writeRepeatedField("values", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values)
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

@@ -69,7 +69,6 @@ public struct Google_Protobuf_Timestamp: PitlaneProtobuf.Message {
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.seconds != 0 { writer.writeField("seconds", PitlaneProtobuf.ProtoInt64.self, self.seconds) }
         if self.nanos != 0 { writer.writeField("nanos", PitlaneProtobuf.ProtoInt32.self, self.nanos) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

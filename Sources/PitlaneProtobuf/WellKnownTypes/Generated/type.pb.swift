@@ -186,7 +186,6 @@ public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
         if let value = self._sourceContext { writer.writeField("source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value) }
         if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
         if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -590,7 +589,6 @@ public struct Google_Protobuf_Field: PitlaneProtobuf.Message {
         writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
         if !self.jsonName.isEmpty { writer.writeField("json_name", PitlaneProtobuf.ProtoString.self, self.jsonName) }
         if !self.defaultValue.isEmpty { writer.writeField("default_value", PitlaneProtobuf.ProtoString.self, self.defaultValue) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -759,7 +757,6 @@ public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
         if let value = self._sourceContext { writer.writeField("source_context", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_SourceContext>.self, value) }
         if self.syntax.rawValue != 0 { writer.writeField("syntax", PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax) }
         if !self.edition.isEmpty { writer.writeField("edition", PitlaneProtobuf.ProtoString.self, self.edition) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -868,7 +865,6 @@ public struct Google_Protobuf_EnumValue: PitlaneProtobuf.Message {
         if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
         if self.number != 0 { writer.writeField("number", PitlaneProtobuf.ProtoInt32.self, self.number) }
         writer.writeRepeatedField("options", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options)
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -964,7 +960,6 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if !self.name.isEmpty { writer.writeField("name", PitlaneProtobuf.ProtoString.self, self.name) }
         if let value = self._value { writer.writeField("value", PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

@@ -53,7 +53,6 @@ public struct Google_Protobuf_DoubleValue: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value.bitPattern != 0 { writer.writeField("value", PitlaneProtobuf.ProtoDouble.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -121,7 +120,6 @@ public struct Google_Protobuf_FloatValue: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value.bitPattern != 0 { writer.writeField("value", PitlaneProtobuf.ProtoFloat.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -189,7 +187,6 @@ public struct Google_Protobuf_Int64Value: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoInt64.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -257,7 +254,6 @@ public struct Google_Protobuf_UInt64Value: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoUInt64.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -325,7 +321,6 @@ public struct Google_Protobuf_Int32Value: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoInt32.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -393,7 +388,6 @@ public struct Google_Protobuf_UInt32Value: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value != 0 { writer.writeField("value", PitlaneProtobuf.ProtoUInt32.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -461,7 +455,6 @@ public struct Google_Protobuf_BoolValue: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if self.value { writer.writeField("value", PitlaneProtobuf.ProtoBool.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -529,7 +522,6 @@ public struct Google_Protobuf_StringValue: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if !self.value.isEmpty { writer.writeField("value", PitlaneProtobuf.ProtoString.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
@@ -597,7 +589,6 @@ public struct Google_Protobuf_BytesValue: PitlaneProtobuf.Message {
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
         if !self.value.isEmpty { writer.writeField("value", PitlaneProtobuf.ProtoBytes.self, self.value) }
-        writer.writeUnknownFields(self.unknownFields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {

@@ -1,0 +1,181 @@
+/// A field declared outside its message by `extend` (proto2, editions): its number, its
+/// type (a codec) and the message it extends. `protoc-gen-pitlane` generates one per
+/// extension, as a static property:
+///
+/// ```swift
+/// var message = TestAllTypesProto2()
+/// message[extension: TestMessages_Extensions.extensionInt32] = 7
+/// message.hasExtension(TestMessages_Extensions.extensionInt32)  // true
+/// ```
+///
+/// Extension values live in the extended message's unknown fields, in wire form: a message
+/// stays the size it was, code that does not know an extension passes it on unchanged, and
+/// binary decoding needs no registry. Each access reads or rewrites those bytes.
+public struct MessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMessageExtension {
+    public let fieldNumber: Int
+    /// The extension's full protobuf name, as JSON and text format write it in brackets.
+    public let fullName: String
+    /// What the extension reads as when absent.
+    public let defaultValue: Codec.Value
+
+    public init(fieldNumber: Int, fullName: String, defaultValue: Codec.Value) {
+        self.fieldNumber = fieldNumber
+        self.fullName = fullName
+        self.defaultValue = defaultValue
+    }
+
+    public var extendedMessageName: String { Extended.protoMessageName }
+
+    /// The value in `fields`: the last occurrence, or all of them merged for a message.
+    func value(in fields: UnknownFields) -> Codec.Value? {
+        var value: Codec.Value?
+        fields.forEachOccurrence(of: fieldNumber) { tag, reader in
+            guard tag.wireType == Codec.wireType else { return try reader.skipField(tag) }
+            var merged = value ?? Codec.defaultValue
+            try Codec.merge(from: &reader, into: &merged)
+            value = merged
+        }
+        return value
+    }
+
+    func setValue(_ value: Codec.Value?, in fields: inout UnknownFields) {
+        fields.removeOccurrences(of: fieldNumber)
+        guard let value else { return }
+        let tag = FieldTag(fieldNumber: fieldNumber, wireType: Codec.wireType).rawValue
+        fields.appendEncoded(size: ProtoSize.field(Codec.self, value, tagSize: ProtoSize.varint(UInt64(tag)))) { writer in
+            writer.writeField(Codec.self, value, tag: tag)
+        }
+    }
+
+    public func writeJSON(from fields: UnknownFields, to writer: inout JSONWriter) throws {
+        guard let value = value(in: fields) else { return }
+        writer.key("[\(fullName)]")
+        try Codec.writeJSON(value, to: &writer)
+    }
+
+    public func readJSON(from reader: inout JSONReader, into fields: inout UnknownFields) throws {
+        setValue(try reader.consumeNull() ? nil : try Codec.readJSON(from: &reader), in: &fields)
+    }
+
+    public func writeText(from fields: UnknownFields, to writer: inout TextFormatWriter) {
+        guard let value = value(in: fields) else { return }
+        writer.writeField("[\(fullName)]", Codec.self, value)
+    }
+
+    public func readText(from reader: inout TextFormatReader, into fields: inout UnknownFields) throws {
+        try reader.claim(fieldNumber, "[\(fullName)]")
+        setValue(try reader.readField(Codec.self), in: &fields)
+    }
+}
+
+/// A repeated extension: every occurrence, packed or not, in order.
+public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMessageExtension {
+    public let fieldNumber: Int
+    public let fullName: String
+    /// Whether values are written as one packed run (packable types, when the schema says).
+    public let isPacked: Bool
+
+    public init(fieldNumber: Int, fullName: String, isPacked: Bool) {
+        self.fieldNumber = fieldNumber
+        self.fullName = fullName
+        self.isPacked = isPacked
+    }
+
+    public var extendedMessageName: String { Extended.protoMessageName }
+
+    func values(in fields: UnknownFields) -> [Codec.Value] {
+        var values: [Codec.Value] = []
+        fields.forEachOccurrence(of: fieldNumber) { tag, reader in
+            guard tag.wireType == Codec.wireType || tag.wireType == .lengthDelimited else { return try reader.skipField(tag) }
+            try reader.readRepeated(Codec.self, tag: tag, into: &values)
+        }
+        return values
+    }
+
+    func setValues(_ values: [Codec.Value], in fields: inout UnknownFields) {
+        fields.removeOccurrences(of: fieldNumber)
+        guard !values.isEmpty else { return }
+        if isPacked {
+            let tag = FieldTag(fieldNumber: fieldNumber, wireType: .lengthDelimited).rawValue
+            let size = ProtoSize.packed(Codec.self, values, tagSize: ProtoSize.varint(UInt64(tag)))
+            fields.appendEncoded(size: size) { $0.writePacked(Codec.self, values, tag: tag) }
+        } else {
+            let tag = FieldTag(fieldNumber: fieldNumber, wireType: Codec.wireType).rawValue
+            let size = ProtoSize.repeated(Codec.self, values, tagSize: ProtoSize.varint(UInt64(tag)))
+            fields.appendEncoded(size: size) { $0.writeRepeated(Codec.self, values, tag: tag) }
+        }
+    }
+
+    public func writeJSON(from fields: UnknownFields, to writer: inout JSONWriter) throws {
+        let values = values(in: fields)
+        guard !values.isEmpty else { return }
+        writer.key("[\(fullName)]")
+        writer.beginArray()
+        for value in values {
+            writer.separate()
+            try Codec.writeJSON(value, to: &writer)
+        }
+        writer.endArray()
+    }
+
+    public func readJSON(from reader: inout JSONReader, into fields: inout UnknownFields) throws {
+        var values = self.values(in: fields)
+        try reader.readRepeatedField(Codec.self, into: &values)
+        setValues(values, in: &fields)
+    }
+
+    public func writeText(from fields: UnknownFields, to writer: inout TextFormatWriter) {
+        writer.writeRepeatedField("[\(fullName)]", Codec.self, values(in: fields))
+    }
+
+    public func readText(from reader: inout TextFormatReader, into fields: inout UnknownFields) throws {
+        var values = self.values(in: fields)
+        try reader.readRepeatedField(Codec.self, into: &values)
+        setValues(values, in: &fields)
+    }
+}
+
+/// An extension of any type, as `ExtensionMap` holds it for JSON and text format.
+public protocol AnyMessageExtension: Sendable {
+    var fieldNumber: Int { get }
+    var fullName: String { get }
+    /// The full name of the message it extends.
+    var extendedMessageName: String { get }
+    /// Writes `"[full.name]": value` when `fields` hold the extension.
+    func writeJSON(from fields: UnknownFields, to writer: inout JSONWriter) throws
+    /// Reads the value of a `"[full.name]"` member into `fields`.
+    func readJSON(from reader: inout JSONReader, into fields: inout UnknownFields) throws
+    /// Writes `[full.name]: value` when `fields` hold the extension.
+    func writeText(from fields: UnknownFields, to writer: inout TextFormatWriter)
+    /// Reads the value of a `[full.name]` field into `fields`.
+    func readText(from reader: inout TextFormatReader, into fields: inout UnknownFields) throws
+}
+
+extension Message {
+    /// The value of a singular extension, or its default when absent; setting stores it.
+    public subscript<C>(extension ext: MessageExtension<C, Self>) -> C.Value {
+        get { ext.value(in: unknownFields) ?? ext.defaultValue }
+        set { ext.setValue(newValue, in: &unknownFields) }
+    }
+
+    /// The values of a repeated extension, in order; setting replaces them.
+    public subscript<C>(extension ext: RepeatedMessageExtension<C, Self>) -> [C.Value] {
+        get { ext.values(in: unknownFields) }
+        set { ext.setValues(newValue, in: &unknownFields) }
+    }
+
+    /// Whether the message holds a value of the extension.
+    public func hasExtension<C>(_ ext: MessageExtension<C, Self>) -> Bool {
+        unknownFields.contains(fieldNumber: ext.fieldNumber)
+    }
+
+    /// Removes the extension's value; it reads as its default again.
+    public mutating func clearExtension<C>(_ ext: MessageExtension<C, Self>) {
+        unknownFields.removeOccurrences(of: ext.fieldNumber)
+    }
+
+    /// Removes every value of a repeated extension.
+    public mutating func clearExtension<C>(_ ext: RepeatedMessageExtension<C, Self>) {
+        unknownFields.removeOccurrences(of: ext.fieldNumber)
+    }
+}
