@@ -15,6 +15,13 @@
   verify --protos DIR --corpus CORPUS --results RESULTS
       Reads Pitlane's re-encoding of each record and checks it: byte-identical to Python's
       deterministic encoding, or, for decode-as records, parsing back to the same message.
+  generate-delimited --protos DIR --type NAME --out STREAM --records RECORDS [--count N] [--seed S]
+      Writes an empty message, N random messages of type NAME and one over 16 KiB as one
+      length-delimited stream (_VarintBytes(len(b)) + b each, as Python users write them),
+      and each message's bytes as a record.
+  verify-delimited --protos DIR --records RECORDS --stream STREAM
+      Splits Pitlane's delimited stream with protobuf's own varint decoder; each message must
+      re-encode to its record's bytes, and nothing may follow the last.
 
 Record format: three length-prefixed fields (u32 little-endian length, then bytes).
 """
@@ -415,6 +422,58 @@ def verify(args):
     sys.exit(1 if failures else 0)
 
 
+def generate_delimited(args):
+    from google.protobuf.internal.encoder import _VarintBytes
+    classes, _ = compile_protos(args.protos)
+    filler = Filler(args.seed)
+    payloads = [b""]  # an empty message: a size of zero and no body
+    for _ in range(args.count):
+        message = classes[args.type]()
+        filler.fill(message)
+        payloads.append(message.SerializeToString(deterministic=True))
+    big = classes[args.type]()  # over 16 KiB, for a three-byte size
+    while big.ByteSize() < 20000:
+        part = classes[args.type]()
+        filler.fill(part)
+        big.MergeFrom(part)
+    payloads.append(big.SerializeToString(deterministic=True))
+    with open(args.out, "wb") as handle:
+        for payload in payloads:
+            handle.write(_VarintBytes(len(payload)) + payload)
+    write_records(args.records, [(args.type, args.type, payload) for payload in payloads])
+    print(f"wrote {len(payloads)} delimited messages, the largest {max(map(len, payloads))} bytes")
+
+
+def verify_delimited(args):
+    from google.protobuf.internal.decoder import _DecodeVarint
+    classes, _ = compile_protos(args.protos)
+    records = read_records(args.records)
+    with open(args.stream, "rb") as handle:
+        data = handle.read()
+    offset, failures = 0, []
+    for index, (name, _, expected) in enumerate(records):
+        if offset >= len(data):
+            failures.append(f"message {index}: the stream ends before it")
+            continue
+        length, offset = _DecodeVarint(data, offset)
+        body = data[offset:offset + length]
+        offset += length
+        if len(body) != length:
+            failures.append(f"message {index}: size {length}, but only {len(body)} bytes follow")
+            continue
+        # Pitlane's map order differs from upb's deterministic one: compare after parsing.
+        message = classes[name]()
+        message.ParseFromString(body)
+        if message.SerializeToString(deterministic=True) != expected:
+            failures.append(f"message {index}:\n  python  {expected.hex()}\n  pitlane {body.hex()}")
+    for failure in failures[:5]:
+        print(failure)
+    print(f"messages: {len(records) - len(failures)} matched, {len(failures)} differed")
+    if offset < len(data):
+        print(f"FAIL: {len(data) - offset} bytes follow the last message")
+    sys.exit(1 if failures or offset < len(data) else 0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -428,13 +487,25 @@ def main():
     gen_json.add_argument("--out", required=True)
     gen_json.add_argument("--count", type=int, default=300)
     gen_json.add_argument("--seed", type=int, default=1)
+    gen_delimited = commands.add_parser("generate-delimited")
+    gen_delimited.add_argument("--protos", required=True)
+    gen_delimited.add_argument("--type", required=True)
+    gen_delimited.add_argument("--out", required=True)
+    gen_delimited.add_argument("--records", required=True)
+    gen_delimited.add_argument("--count", type=int, default=200)
+    gen_delimited.add_argument("--seed", type=int, default=1)
+    ver_delimited = commands.add_parser("verify-delimited")
+    ver_delimited.add_argument("--protos", required=True)
+    ver_delimited.add_argument("--records", required=True)
+    ver_delimited.add_argument("--stream", required=True)
     for command in ("verify", "verify-json"):
         ver = commands.add_parser(command)
         ver.add_argument("--protos", required=True)
         ver.add_argument("--corpus", required=True)
         ver.add_argument("--results", required=True)
     args = parser.parse_args()
-    handlers = {"generate": generate, "generate-json": generate_json, "verify": verify, "verify-json": verify_json}
+    handlers = {"generate": generate, "generate-json": generate_json, "verify": verify, "verify-json": verify_json,
+                "generate-delimited": generate_delimited, "verify-delimited": verify_delimited}
     handlers[args.command](args)
 
 

@@ -59,6 +59,50 @@ struct CrossImplementationTests {
         #expect(verdict.contains("records: \(records.count) matched, 0 differed"), "\(verdict)")
     }
 
+    @Test("Delimited streams: Python writes _VarintBytes(len) + bytes and Pitlane reads; Pitlane writes, Python reads")
+    func delimitedStreams() async throws {
+        let folder = try PythonPeer.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pythonStream = folder.appending(path: "python.delimited")
+        let records = folder.appending(path: "records.bin")
+        let pitlaneStream = folder.appending(path: "pitlane.delimited")
+        let protos = PythonPeer.testProtos.path
+
+        try await PythonPeer.run([
+            "generate-delimited", "--protos", protos, "--type", AllTypes.protoMessageName,
+            "--out", pythonStream.path, "--records", records.path, "--count", "200", "--seed", "2028",
+        ])
+        let expected = try PythonPeer.readRecords(records).map { try AllTypes(serializedBytes: $0.payload) }
+        #expect(expected.count == 202)
+        #expect(expected.contains { $0.encodedSize() >= 16384 }, "one size should take three bytes")
+        let wire = [UInt8](try Data(contentsOf: pythonStream))
+        #expect(try Self.canonical([AllTypes](delimitedBytes: wire)) == Self.canonical(expected))
+
+        // The same stream arriving in 1,000-byte slices.
+        let (chunks, continuation) = AsyncStream.makeStream(of: ArraySlice<UInt8>.self)
+        for start in stride(from: 0, to: wire.count, by: 1000) {
+            continuation.yield(wire[start..<min(start + 1000, wire.count)])
+        }
+        continuation.finish()
+        var streamed: [AllTypes] = []
+        for try await message in chunks.delimitedMessages(of: AllTypes.self) {
+            streamed.append(message)
+        }
+        #expect(try Self.canonical(streamed) == Self.canonical(expected))
+
+        try Data(try expected.serializedDelimitedBytes()).write(to: pitlaneStream)
+        let verdict = try await PythonPeer.run([
+            "verify-delimited", "--protos", protos, "--records", records.path, "--stream", pitlaneStream.path,
+        ])
+        #expect(verdict.contains("messages: \(expected.count) matched, 0 differed"), "\(verdict)")
+    }
+
+    /// Each message's deterministic encoding: messages holding NaN are unequal to themselves,
+    /// their bytes are not.
+    static func canonical(_ messages: [AllTypes]) throws -> [[UInt8]] {
+        try messages.map { try $0.serializedBytes(options: EncodingOptions(deterministic: true)) }
+    }
+
     /// Parses Python's JSON; returns Pitlane's JSON and binary encodings of the result.
     static func convertJSON<M: Message>(_ type: M.Type, _ json: String) throws -> (String, [UInt8]) {
         let message = try M(jsonString: json, options: jsonOptions)
