@@ -37,7 +37,7 @@ public enum OrderErrors {
         .with {
             $0.reason = reason
             $0.domain = domain
-            $0.metadata = metadata
+            $0.metadata = .init(metadata)
         }
     }
 

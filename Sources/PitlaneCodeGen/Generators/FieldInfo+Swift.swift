@@ -6,6 +6,7 @@ extension FieldInfo {
     var valueType: String {
         if let message { return message.swiftName }
         if let enumeration { return enumeration.swiftName }
+        if isMapKey && type == .string { return Self.runtime + "ProtoStringKey" }
         return type.swiftType
     }
 
@@ -24,6 +25,9 @@ extension FieldInfo {
         if let message { return Self.runtime + "ProtoMessageCodec<\(message.swiftName)>" }
         if let enumeration {
             return Self.runtime + (enumeration.closed ? "ProtoClosedEnumCodec" : "ProtoEnumCodec") + "<\(enumeration.swiftName)>"
+        }
+        if isMapKey && type == .string {
+            return Self.runtime + (features.verifyUTF8 ? "ProtoStringKeyCodec" : "ProtoUnverifiedStringKeyCodec")
         }
         if type == .string && !features.verifyUTF8 { return Self.runtime + "ProtoUnverifiedString" }
         return Self.runtime + type.scalarCodec

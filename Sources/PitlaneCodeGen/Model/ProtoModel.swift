@@ -136,6 +136,7 @@ final class ProtoModel {
                 field.message = target
                 if target.descriptor.options.mapEntry {
                     try resolveFields(of: target)
+                    target.fields[0].isMapKey = true
                     field.mapEntry = target
                 } else if type == .group || features.delimited {
                     field.isGroup = true
@@ -376,6 +377,8 @@ final class FieldInfo {
     var oneof: OneofInfo?
     var isGroup = false
     var isIndirect = false
+    /// The key of a map entry: a `string` key is a `ProtoStringKey`.
+    var isMapKey = false
 
     init(descriptor: FieldDescriptorProto, type: FieldType, features: Features) {
         self.descriptor = descriptor

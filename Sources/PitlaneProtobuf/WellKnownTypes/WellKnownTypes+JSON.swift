@@ -114,8 +114,8 @@ extension Google_Protobuf_FieldMask: JSONSpecialForm {
 extension Google_Protobuf_Struct: JSONSpecialForm {
     public func encodeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()
-        for (key, value) in fields.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            writer.key(key)
+        for (key, value) in fields.sorted(by: { ProtoStringKeyCodec.precedes($0.key, $1.key) }) {
+            writer.key(key.string)
             try value.encodeJSON(to: &writer)
         }
         writer.endObject()

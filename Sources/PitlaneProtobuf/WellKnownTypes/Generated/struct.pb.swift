@@ -41,7 +41,7 @@ public enum Google_Protobuf_NullValue: PitlaneProtobuf.ProtoEnum {
 public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
     public static let protoMessageName = "google.protobuf.Struct"
 
-    public var fields: [String: Google_Protobuf_Value] = [:]
+    public var fields: [PitlaneProtobuf.ProtoStringKey: Google_Protobuf_Value] = [:]
 
     public var unknownFields = PitlaneProtobuf.UnknownFields()
 
@@ -51,7 +51,7 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
         while let tag = try reader.nextTag() {
             switch tag.rawValue {
             case 10:
-                try reader.readMapEntry(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields, unknownFields: &self.unknownFields)
+                try reader.readMapEntry(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields, unknownFields: &self.unknownFields)
             default:
                 try reader.readUnknownField(tag, into: &self.unknownFields)
             }
@@ -60,23 +60,23 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
 
     public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
-        writer.writeMap(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tag: 10)
+        writer.writeMap(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tag: 10)
     }
 
     public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
-        size += PitlaneProtobuf.ProtoSize.map(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tagSize: 1)
+        size += PitlaneProtobuf.ProtoSize.map(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tagSize: 1)
         return size
     }
 
     public func encodeJSONFields(to writer: inout PitlaneProtobuf.JSONWriter) throws {
-        try writer.writeMapField(json: "fields", proto: "fields", PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
+        try writer.writeMapField(json: "fields", proto: "fields", PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
     }
 
     public mutating func decodeJSONField(named name: String, from reader: inout PitlaneProtobuf.JSONReader) throws -> Bool {
         switch name {
         case "fields":
-            try reader.readMapField(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
+            try reader.readMapField(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
         default:
             return false
         }
@@ -84,13 +84,13 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
     }
 
     public func encodeTextFields(to writer: inout PitlaneProtobuf.TextFormatWriter) {
-        writer.writeMapField("fields", PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
+        writer.writeMapField("fields", PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields)
     }
 
     public mutating func decodeTextField(named name: String, from reader: inout PitlaneProtobuf.TextFormatReader) throws -> Bool {
         switch name {
         case "fields":
-            try reader.readMapField(PitlaneProtobuf.ProtoString.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
+            try reader.readMapField(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, into: &self.fields)
         default:
             return false
         }
