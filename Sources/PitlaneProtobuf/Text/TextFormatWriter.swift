@@ -166,11 +166,19 @@ public struct TextFormatWriter {
                 guard let value = try? reader.readFixed32() else { return }
                 writeUnknownLine(number, "0x" + hex(UInt64(value), digits: 8))
             case .lengthDelimited:
-                guard let value = try? reader.readBytes() else { return }
-                beginLine()
-                write("\(number): ")
-                writeQuoted(value)
-                endLine()
+                guard let value = try? reader.readLengthDelimited() else { return }
+                if depth < 100, !value.isEmpty, Self.parsesAsFields(value) {
+                    // As C++ prints it: bytes that read as fields are shown as a message.
+                    beginMessage(String(number))
+                    var nested = ProtoReader(value)
+                    writeUnknownFields(from: &nested)
+                    endMessage()
+                } else {
+                    beginLine()
+                    write("\(number): ")
+                    writeQuoted(value)
+                    endLine()
+                }
             case .startGroup:
                 beginMessage(String(number))
                 let enclosing = reader.groupNumber
@@ -181,6 +189,17 @@ public struct TextFormatWriter {
             case .endGroup:
                 return  // nextTag() throws for an END_GROUP it does not expect
             }
+        }
+    }
+
+    /// Whether `bytes` are a whole run of well-formed fields.
+    private static func parsesAsFields(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var reader = ProtoReader(bytes)
+        do {
+            while let tag = try reader.nextTag() { try reader.skipField(tag) }
+            return true
+        } catch {
+            return false
         }
     }
 
