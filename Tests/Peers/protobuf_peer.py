@@ -258,7 +258,13 @@ def _must_fill(descriptor):
 
 def fill_extensions(filler, message, extensions):
     for extension in extensions:
-        if extension.containing_type is message.DESCRIPTOR and filler.rng.random() < 0.5:
+        if extension.containing_type is not message.DESCRIPTOR or filler.rng.random() >= 0.5:
+            continue
+        if extension.message_type is not None:
+            filler.fill(message.Extensions[extension], depth=2)
+        elif extension.is_repeated:
+            message.Extensions[extension].extend(filler.scalar(extension) for _ in range(filler.rng.randint(0, 3)))
+        else:
             message.Extensions[extension] = filler.scalar(extension)
 
 

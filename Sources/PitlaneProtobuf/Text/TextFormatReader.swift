@@ -10,6 +10,8 @@ public struct TextFormatReader {
     /// The singular fields (by number) and oneofs (by -1 - index) set so far in each message
     /// being read, innermost last.
     var claimed: [Set<Int>] = []
+    /// Where the name of the field being read starts, for errors about the field as a whole.
+    var fieldStart = 0
 
     init(_ bytes: [UInt8], options: TextFormatDecodingOptions) {
         scanner = TextFormatScanner(bytes)
@@ -46,6 +48,7 @@ public struct TextFormatReader {
                 throw error("a message is missing its closing \"\(Character(Unicode.Scalar(terminator)))\"")
             }
             let start = scanner.index
+            fieldStart = start
             if let terminator, next == terminator {
                 _ = scanner.consume(terminator)
                 return
@@ -112,7 +115,7 @@ public struct TextFormatReader {
     /// is set in the message being read; the second time is an error.
     public mutating func claim(_ id: Int, _ name: String) throws {
         guard claimed[claimed.count - 1].insert(id).inserted else {
-            throw error(id < 0 ? "a second member of oneof \"\(name)\"" : "\"\(name)\" is given twice")
+            throw error(id < 0 ? "a second member of oneof \"\(name)\"" : "\"\(name)\" is given twice", at: fieldStart)
         }
     }
 
