@@ -199,6 +199,12 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneProtobuf"],
             plugins: ["PitlaneGenerator"]
         ),
+        // Counts heap allocations for AllocationTests by interposing malloc in the test executable.
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        .testTarget(
+            name: "AllocationTests",
+            dependencies: ["AllocationCounter", "PitlaneCore", "PitlaneHTTP2", "TestSupport"]
+        ),
         .testTarget(
             name: "PitlaneProtobufTests",
             dependencies: ["PitlaneProtobuf", "TestSupport", "pitlane-conformance-testee"],

@@ -36,10 +36,22 @@ config.eventLoopThreads = 1
 config.maxConcurrentStreams = maxStreams
 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: port), config: config)
 let server = GRPCServer(transport: transport, services: [BenchService()])
-try await withThrowingTaskGroup(of: Void.self) { group in
-    group.addTask { try await server.serve() }
-    let bound = try await server.listeningAddress
-    print("listening \(bound.port ?? 0)")
-    fflush(nil)  // flushes every output stream; the harness reads this line through a pipe
-    try await group.waitForAll()
+// The main thread only waits: an async main parks it in libdispatch's sigsuspend, which
+// valgrind 3.19 (Debian 12) cannot follow, and scripts/bench-instructions runs this server
+// under valgrind. Detached: top-level code is on the main actor, and the main thread waits.
+Task.detached {
+    do {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            let bound = try await server.listeningAddress
+            print("listening \(bound.port ?? 0)")
+            fflush(nil)  // flushes every output stream; the harness reads this line through a pipe
+            try await group.waitForAll()
+        }
+        exit(0)
+    } catch {
+        print("pitlane-bench-server: \(error)")
+        exit(1)
+    }
 }
+while true { pause() }

@@ -1,0 +1,39 @@
+import AllocationCounter
+import PitlaneCore
+import PitlaneHTTP2
+import TestSupport
+import Testing
+
+/// Heap allocations per unary RPC, counted, not timed: 1,000 calls from a Pitlane client to a
+/// Pitlane server in this process over 127.0.0.1, client and server together. The bound sits
+/// just above today's figure, so a change that adds allocations to the call path fails here
+/// (the figure is printed; `make bench` counts the server alone, beside gRPC C++).
+@Suite("Allocations per unary RPC", .timeLimit(.minutes(2)))
+struct AllocationTests {
+    /// Client and server together, per call, in the debug build `make test` runs: 338 on
+    /// 2026-12-02 (release builds allocate less; `make bench` counts the server alone).
+    static let bound = 360
+
+    @Test("1,000 unary calls, client and server in one process, allocate at most `bound` times each")
+    func unaryAllocations() async throws {
+        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [EchoService()])
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await server.serve() }
+            defer { server.beginGracefulShutdown() }
+            let port = try #require(try await server.listeningAddress.port)
+            try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
+                let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
+                let request = EchoRequest.with { $0.text = "pit stop" }
+                // Warm up: the connection, its buffers and every cache a call touches.
+                for _ in 0..<200 { _ = try await echo.get(request) }
+                let calls = 1_000
+                pitlane_allocations_start()
+                for _ in 0..<calls { _ = try await echo.get(request) }
+                let allocations = Int(pitlane_allocations_stop())
+                let perCall = Double(allocations) / Double(calls)
+                print("AllocationTests: \(allocations) allocations in \(calls) unary calls, \(perCall) per call (bound \(Self.bound))")
+                #expect(perCall <= Double(Self.bound), "\(perCall) allocations per unary call; the bound is \(Self.bound)")
+            }
+        }
+    }
+}
