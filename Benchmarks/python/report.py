@@ -160,6 +160,20 @@ def swiftkart(rows):
     print("target: ≥ 10,000 followers with p99 < 100 ms at 10 Hz; ≤ 8 KiB per follower")
 
 
+def instructions(rows):
+    """Per unary call on the server, counted by valgrind: Pitlane beside gRPC C++."""
+    by_impl = {row["impl"]: row for row in rows}
+    print(f"{'server':<8} {'instructions':>13} {'allocations':>12}")
+    for impl in ("pitlane", "cpp"):
+        if impl in by_impl:
+            print(f"{impl:<8} {by_impl[impl]['instructions']:>13,} {by_impl[impl]['allocations']:>12,}")
+    if "pitlane" in by_impl and "cpp" in by_impl:
+        ours, theirs = by_impl["pitlane"], by_impl["cpp"]
+        ratio = ours["instructions"] / theirs["instructions"]
+        print(f"instructions per unary call: {ratio:.2f}x C++'s {'met' if ratio <= 2 else 'SHORT'} (target ≤ 2x)")
+        print(f"allocations per unary call: {ours['allocations'] / max(theirs['allocations'], 1):.2f}x C++'s (reported)")
+
+
 if __name__ == "__main__":
     rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
-    {"protobuf": protobuf, "grpc": grpc, "swiftkart": swiftkart}[sys.argv[1]](rows)
+    {"protobuf": protobuf, "grpc": grpc, "swiftkart": swiftkart, "instructions": instructions}[sys.argv[1]](rows)
