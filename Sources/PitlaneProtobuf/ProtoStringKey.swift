@@ -89,11 +89,15 @@ public enum ProtoUnverifiedStringKeyCodec: ProtoMapKeyCodec {
     @inlinable public static func precedes(_ lhs: ProtoStringKey, _ rhs: ProtoStringKey) -> Bool {
         ProtoStringKeyCodec.precedes(lhs, rhs)
     }
-    public static func writeJSON(_ value: ProtoStringKey, to writer: inout JSONWriter) throws { writer.writeString(value.string) }
-    public static func readJSON(from reader: inout JSONReader) throws -> ProtoStringKey { ProtoStringKey(try reader.readString()) }
+    public static func writeJSON(_ value: ProtoStringKey, to writer: inout JSONWriter) throws {
+        try ProtoStringKeyCodec.writeJSON(value, to: &writer)
+    }
+    public static func readJSON(from reader: inout JSONReader) throws -> ProtoStringKey { try ProtoStringKeyCodec.readJSON(from: &reader) }
     public static func jsonKey(_ value: ProtoStringKey) -> String { value.string }
     public static func value(fromJSONKey key: String) -> ProtoStringKey? { ProtoStringKey(key) }
-    public static func writeText(_ value: ProtoStringKey, to writer: inout TextFormatWriter) { writer.writeQuoted(value.string.utf8) }
+    public static func writeText(_ value: ProtoStringKey, to writer: inout TextFormatWriter) {
+        ProtoStringKeyCodec.writeText(value, to: &writer)
+    }
     public static func readText(from reader: inout TextFormatReader) throws -> ProtoStringKey {
         ProtoStringKey(try reader.readString(validatingUTF8: false))
     }

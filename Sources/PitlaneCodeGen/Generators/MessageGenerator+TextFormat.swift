@@ -30,24 +30,10 @@ extension MessageGenerator {
     }
 
     func writeTextDecode(to out: inout CodeWriter) {
-        let signature = "\(access)mutating func decodeTextField(named name: String, from reader: inout \(runtime)TextFormatReader) throws -> Bool {"
-        out.block(signature) { out in
-            guard !message.fields.isEmpty else {
-                out.line("false")
-                return
-            }
-            storagePrologue(mutating: true, to: &out)
-            out.switchBlock("name") { out in
-                for field in message.fields {
-                    let names = Set([textName(field), field.name]).sorted().map(SwiftNaming.stringLiteral)
-                    out.line("case \(names.joined(separator: ", ")):")
-                    writeTextDecodeCase(field, to: &out)
-                }
-                out.line("default:")
-                out.line("    return false")
-            }
-            out.line("return true")
-        }
+        writeDecodeByName(
+            "decodeTextField(named name: String, from reader: inout \(runtime)TextFormatReader)",
+            names: { [textName($0), $0.name] }, decodeCase: writeTextDecodeCase, to: &out
+        )
     }
 
     private func writeTextDecodeCase(_ field: FieldInfo, to out: inout CodeWriter) {

@@ -399,7 +399,19 @@ struct MessageGenerator {
     }
 
     private func writeJSONDecode(to out: inout CodeWriter) {
-        out.block("\(access)mutating func decodeJSONField(named name: String, from reader: inout \(runtime)JSONReader) throws -> Bool {") { out in
+        writeDecodeByName(
+            "decodeJSONField(named name: String, from reader: inout \(runtime)JSONReader)",
+            names: { [$0.descriptor.jsonName, $0.name] }, decodeCase: writeJSONDecodeCase, to: &out
+        )
+    }
+
+    /// A `decode…Field(named:from:)` method: a switch from the names a field has in a format
+    /// to the lines that read it; false for a name no field has.
+    func writeDecodeByName(
+        _ signature: String, names: (FieldInfo) -> [String],
+        decodeCase: (FieldInfo, inout CodeWriter) -> Void, to out: inout CodeWriter
+    ) {
+        out.block("\(access)mutating func \(signature) throws -> Bool {") { out in
             guard !message.fields.isEmpty else {
                 out.line("false")
                 return
@@ -407,9 +419,9 @@ struct MessageGenerator {
             storagePrologue(mutating: true, to: &out)
             out.switchBlock("name") { out in
                 for field in message.fields {
-                    let names = Set([field.descriptor.jsonName, field.name]).sorted().map(SwiftNaming.stringLiteral)
-                    out.line("case \(names.joined(separator: ", ")):")
-                    writeJSONDecodeCase(field, to: &out)
+                    let literals = Set(names(field)).sorted().map(SwiftNaming.stringLiteral)
+                    out.line("case \(literals.joined(separator: ", ")):")
+                    decodeCase(field, &out)
                 }
                 out.line("default:")
                 out.line("    return false")

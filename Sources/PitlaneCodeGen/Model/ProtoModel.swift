@@ -47,21 +47,8 @@ final class ProtoModel {
         var features = features.applying(descriptor.options.features)
         if let packed = descriptor.options.packed { features.packed = packed }
         let field = FieldInfo(descriptor: descriptor, type: type, features: features)
-        switch type {
-        case .message, .group:
-            guard let target = messages[descriptor.typeName] else {
-                throw GeneratorError("\(fullName): unknown type \(descriptor.typeName)")
-            }
-            field.message = target
-            field.isGroup = type == .group || features.delimited
-        case .enumeration:
-            guard let target = enums[descriptor.typeName] else {
-                throw GeneratorError("\(fullName): unknown enum \(descriptor.typeName)")
-            }
-            field.enumeration = target
-        default:
-            break
-        }
+        try resolveType(of: field, in: fullName)
+        field.isGroup = field.message != nil && (type == .group || features.delimited)
         field.propertyName = SwiftNaming.lowerCamelCase(descriptor.name)
         return ExtensionInfo(field: field, extendee: extendee, fullName: fullName)
     }
@@ -128,12 +115,8 @@ final class ProtoModel {
             if edition == .proto3, fieldDescriptor.proto3Optional { features.presence = .explicit }
 
             let field = FieldInfo(descriptor: fieldDescriptor, type: type, features: features)
-            switch type {
-            case .message, .group:
-                guard let target = messages[fieldDescriptor.typeName] else {
-                    throw GeneratorError("\(message.fullName).\(fieldDescriptor.name): unknown type \(fieldDescriptor.typeName)")
-                }
-                field.message = target
+            try resolveType(of: field, in: "\(message.fullName).\(fieldDescriptor.name)")
+            if let target = field.message {
                 if target.descriptor.options.mapEntry {
                     try resolveFields(of: target)
                     target.fields[0].isMapKey = true
@@ -141,13 +124,6 @@ final class ProtoModel {
                 } else if type == .group || features.delimited {
                     field.isGroup = true
                 }
-            case .enumeration:
-                guard let target = enums[fieldDescriptor.typeName] else {
-                    throw GeneratorError("\(message.fullName).\(fieldDescriptor.name): unknown enum \(fieldDescriptor.typeName)")
-                }
-                field.enumeration = target
-            default:
-                break
             }
             if let index = fieldDescriptor.oneofIndex, let oneof = oneofs[index] {
                 field.oneof = oneof
@@ -182,6 +158,21 @@ final class ProtoModel {
         }
         for oneof in message.oneofs {
             oneof.propertyName = claim(SwiftNaming.lowerCamelCase(oneof.name)) { _ in [] }
+        }
+    }
+
+    /// Points a message- or enum-typed field at the type its descriptor names.
+    private func resolveType(of field: FieldInfo, in place: String) throws {
+        let typeName = field.descriptor.typeName
+        switch field.type {
+        case .message, .group:
+            guard let target = messages[typeName] else { throw GeneratorError("\(place): unknown type \(typeName)") }
+            field.message = target
+        case .enumeration:
+            guard let target = enums[typeName] else { throw GeneratorError("\(place): unknown enum \(typeName)") }
+            field.enumeration = target
+        default:
+            break
         }
     }
 

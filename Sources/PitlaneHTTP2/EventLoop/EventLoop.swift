@@ -133,8 +133,13 @@ public final class EventLoop: Sendable {
     private enum Progress { case running, finished }
 
     private func runQueuedTasks() -> Progress {
-        let (tasks, shuttingDown) = inbox.takeAll()
+        var tasks = state.taskBatch
+        state.taskBatch = []
+        let shuttingDown = inbox.takeAll(into: &tasks)
         for task in tasks { task() }
+        // Kept for the next round unless a burst made it large: the capacity is the bound.
+        tasks.removeAll(keepingCapacity: tasks.capacity <= 1_024)
+        state.taskBatch = tasks
         guard shuttingDown else { return .running }
         closeAllHandlers()
         cancelAllTimers()

@@ -84,8 +84,8 @@ final class NGHTTP2Session {
                 return 0
             }
             session.headerListBytes[stream] = total
-            let name = String(decoding: UnsafeBufferPointer(start: name, count: nameLength), as: UTF8.self)
-            let value = String(decoding: UnsafeBufferPointer(start: value, count: valueLength), as: UTF8.self)
+            let name = HeaderStrings.string(UnsafeBufferPointer(start: name, count: nameLength))
+            let value = HeaderStrings.string(UnsafeBufferPointer(start: value, count: valueLength))
             session.delegate.sessionReceivedHeader(name: name, value: value, stream: stream)
             return 0
         }
@@ -286,7 +286,9 @@ final class NGHTTP2Session {
         _ headers: [(name: String, value: String)], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> T
     ) -> T {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
         var ranges: [(name: Range<Int>, value: Range<Int>)] = []
+        ranges.reserveCapacity(headers.count)
         for header in headers {
             let nameStart = bytes.count
             bytes.append(contentsOf: header.name.utf8)

@@ -64,15 +64,16 @@ final class Inbox: Sendable {
         return started
     }
 
-    /// Takes every queued task, oldest first. Call after `consumeWakeUp()`, so that a wake-up
-    /// written after this call is never the one consumed.
-    func takeAll() -> (tasks: [@Sendable () -> Void], shuttingDown: Bool) {
+    /// Moves every queued task, oldest first, into `batch`, which must be empty: the two
+    /// arrays trade places, so each keeps its capacity and a steady loop allocates nothing
+    /// to queue work. Returns whether the loop is shutting down. Call after
+    /// `consumeWakeUp()`, so that a wake-up written after this call is never the one consumed.
+    func takeAll(into batch: inout [@Sendable () -> Void]) -> Bool {
         state.withLock { state in
             state.wakePending = false
-            let tasks = state.tasks
-            state.tasks = []
-            if case .running = state.lifecycle { return (tasks, false) }
-            return (tasks, true)
+            swap(&state.tasks, &batch)
+            if case .running = state.lifecycle { return false }
+            return true
         }
     }
 

@@ -26,6 +26,8 @@ final class LoopState: @unchecked Sendable {
     /// On a manual clock: the timers armed there, and what each runs here.
     var manualTimers: [UInt64: (armed: ScheduledTimer, task: () -> Void)] = [:]
     var nextTimerID: UInt64 = 0
+    /// The array `runQueuedTasks` runs the inbox's tasks from, kept empty between rounds.
+    var taskBatch: [@Sendable () -> Void] = []
     /// Generation 0 is the inbox's eventfd, so registrations start at 1.
     private var lastGeneration: UInt32 = 0
 
