@@ -72,4 +72,17 @@ struct NameCollisionTests {
         }
         #expect(try Pitlane_Test_Collisions_Message(serializedBytes: outer.serializedBytes()) == outer)
     }
+
+    @Test("Extension constants named like `all`, like each other, or like a message's static members")
+    func extensionNames() throws {
+        typealias Extensions = Pitlane_Test_Collisions_CollisionsExtensions
+        var message = Collided()
+        message[extension: Extensions.all_p] = 1
+        message[extension: Extensions.fooBar] = 2
+        message[extension: Extensions.fooBar_p] = 3
+        message[extension: Pitlane_Test_Collisions_Message.protoMessageName_p] = 4
+        #expect(Extensions.all.count == 4)
+        let decoded = try Collided(serializedBytes: message.serializedBytes())
+        #expect(decoded[extension: Extensions.fooBar_p] == 3 && decoded[extension: Pitlane_Test_Collisions_Message.protoMessageName_p] == 4)
+    }
 }

@@ -97,4 +97,23 @@ struct TextFormatTests {
         #expect(try Proto2Types(textFormatString: text, options: textInput) == message)
         #expect(throws: TextFormatDecodingError.self) { try Proto2Types(textFormatString: text) }
     }
+
+    @Test("Closed-enum extensions pass over numbers the enum does not name, singular and repeated, packed or not")
+    func closedEnumExtensions() throws {
+        var message = Proto2Types.with { $0.id = 1 }
+        // 104: varint 99 (unknown) then 1; 105: 1, 99, 2 unpacked, then a packed run 3, 98.
+        let wire: [UInt8] = [0xC0, 0x06, 99, 0xC0, 0x06, 1, 0xC8, 0x06, 1, 0xC8, 0x06, 99, 0xC8, 0x06, 2, 0xCA, 0x06, 2, 3, 98]
+        wire.withUnsafeBytes { message.unknownFields.append($0) }
+        #expect(message[extension: Extensions.extraSize] == .small)
+        #expect(message[extension: Extensions.extraSizes] == [.small, .medium, .large])
+    }
+
+    @Test("An Any nested a thousand deep prints (unexpanded past 100 levels) and fails JSON with an error, never a crash")
+    func deeplyNestedAny() throws {
+        var any = Google_Protobuf_Any()
+        for _ in 0..<1_000 { any = try Google_Protobuf_Any(message: any) }
+        let text = any.textFormatString()
+        #expect(text.contains("[type.googleapis.com/google.protobuf.Any]") && text.contains("type_url:"))
+        #expect(throws: ProtobufJSONError.self) { try any.jsonString() }
+    }
 }

@@ -33,6 +33,16 @@ final class ProtoModel {
                 try resolveExtension($0, scope: message.protoName, features: message.features)
             }
         }
+        // Extension constants share a scope with the file enum's `all` or the message's static
+        // members, and with each other (`foo_bar` and `fooBar`).
+        for scope in files.values.map(\.extensions) + messages.values.map(\.extensions) {
+            var taken: Set<String> = ["all", "protoMessageName", "with", "init", "self", "Type", "Protocol"]
+            for ext in scope {
+                var name = ext.field.propertyName
+                while !taken.insert(name).inserted { name += "_p" }
+                ext.field.propertyName = name
+            }
+        }
     }
 
     /// An `extend` field: its type resolved like a message field's, and the message it extends.

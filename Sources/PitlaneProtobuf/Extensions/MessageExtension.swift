@@ -32,7 +32,11 @@ public struct MessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMe
         fields.forEachOccurrence(of: fieldNumber) { tag, reader in
             guard tag.wireType == Codec.wireType else { return try reader.skipField(tag) }
             var merged = value ?? Codec.defaultValue
-            try Codec.merge(from: &reader, into: &merged)
+            do {
+                try Codec.merge(from: &reader, into: &merged)
+            } catch is UnknownClosedEnumValue {
+                return  // a number a closed enum does not name: it stays an unknown field
+            }
             value = merged
         }
         return value
@@ -86,14 +90,36 @@ public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message
     func values(in fields: UnknownFields) -> [Codec.Value] {
         var values: [Codec.Value] = []
         fields.forEachOccurrence(of: fieldNumber) { tag, reader in
-            guard tag.wireType == Codec.wireType || tag.wireType == .lengthDelimited else { return try reader.skipField(tag) }
-            try reader.readRepeated(Codec.self, tag: tag, into: &values)
+            if tag.wireType == .lengthDelimited && Codec.wireType != .lengthDelimited {
+                // A packed run, read element by element so a closed enum's unknown number
+                // is passed over rather than ending the run.
+                var run = ProtoReader(try reader.readLengthDelimited())
+                while run.remaining > 0 { try Self.append(from: &run, to: &values) }
+            } else if tag.wireType == Codec.wireType {
+                try Self.append(from: &reader, to: &values)
+            } else {
+                try reader.skipField(tag)
+            }
         }
         return values
     }
 
+    private static func append(from reader: inout ProtoReader, to values: inout [Codec.Value]) throws {
+        do {
+            values.append(try Codec.read(from: &reader))
+        } catch is UnknownClosedEnumValue {
+            // Not a value of the closed enum: left out, as C++ leaves it among unknown fields.
+        }
+    }
+
     func setValues(_ values: [Codec.Value], in fields: inout UnknownFields) {
         fields.removeOccurrences(of: fieldNumber)
+        appendValues(values, to: &fields)
+    }
+
+    /// Appends occurrences after those already there (a later packed run or element extends
+    /// the field).
+    func appendValues(_ values: [Codec.Value], to fields: inout UnknownFields) {
         guard !values.isEmpty else { return }
         if isPacked {
             let tag = FieldTag(fieldNumber: fieldNumber, wireType: .lengthDelimited).rawValue
@@ -119,9 +145,9 @@ public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message
     }
 
     public func readJSON(from reader: inout JSONReader, into fields: inout UnknownFields) throws {
-        var values = self.values(in: fields)
+        var values: [Codec.Value] = []
         try reader.readRepeatedField(Codec.self, into: &values)
-        setValues(values, in: &fields)
+        appendValues(values, to: &fields)
     }
 
     public func writeText(from fields: UnknownFields, to writer: inout TextFormatWriter) {
@@ -129,6 +155,8 @@ public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message
     }
 
     public func readText(from reader: inout TextFormatReader, into fields: inout UnknownFields) throws {
+        // Rewritten as one run, so the message equals one built through the subscript (its
+        // equality compares the bytes); each further `[ext]: value` line costs a rewrite.
         var values = self.values(in: fields)
         try reader.readRepeatedField(Codec.self, into: &values)
         setValues(values, in: &fields)

@@ -8,6 +8,10 @@ public struct JSONWriter {
     @usableFromInline var bytes: [UInt8] = []
     /// Whether the next member or element needs a comma before it.
     @usableFromInline var needsComma = false
+    /// Objects open around the value being written; an `Any` is not expanded beyond
+    /// `maxDepth`, since its payload, opaque bytes to the binary decoder, may nest without end.
+    @usableFromInline var depth = 0
+    static let maxDepth = 100
 
     public init(options: JSONEncodingOptions = .init()) {
         self.options = options
@@ -20,11 +24,13 @@ public struct JSONWriter {
     public mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
+        depth += 1
     }
 
     public mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma = true
+        depth -= 1
     }
 
     public mutating func beginArray() {

@@ -134,8 +134,13 @@ public struct TextFormatWriter {
         endLine()
     }
 
+    /// Writes an `Any` as `[url] { … }`; false (the caller prints its two fields) when the
+    /// registry does not know the type, or beyond 100 levels: an `Any`'s payload is opaque
+    /// bytes to the binary decoder and may nest without end.
     private mutating func writeExpanded(_ any: Google_Protobuf_Any) -> Bool {
-        guard let type = options.typeRegistry.type(named: any.typeName) else { return false }
+        guard depth < 100, any.typeURL.contains("/"), let type = options.typeRegistry.type(named: any.typeName) else {
+            return false
+        }
         func expand<T: Message>(_ type: T.Type) -> Bool {
             guard let message = try? T(serializedBytes: any.value, partial: true) else { return false }
             beginMessage("[\(any.typeURL)]")

@@ -228,6 +228,9 @@ extension Google_Protobuf_Any: JSONSpecialForm {
     }
 
     private static func encodePayload<M: Message>(_ type: M.Type, _ bytes: [UInt8], to writer: inout JSONWriter) throws {
+        guard writer.depth <= JSONWriter.maxDepth else {
+            throw ProtobufJSONError(reason: "Any values nest deeper than \(JSONWriter.maxDepth) objects", offset: 0)
+        }
         let message = try M(serializedBytes: bytes, partial: true)
         if M.self is any JSONSpecialForm.Type {
             writer.key("value")
