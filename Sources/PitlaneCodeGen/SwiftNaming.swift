@@ -20,7 +20,7 @@ enum SwiftNaming {
     static let reservedTypeNames: Set<String> = [
         "Any", "Array", "Bool", "Dictionary", "Double", "Equatable", "Error", "Float", "Hashable",
         "Int", "Int32", "Int64", "Optional", "Protocol", "Self", "Sendable", "String", "Type",
-        "UInt32", "UInt64", "UInt8", "Void", "OneOf",
+        "UInt32", "UInt64", "UInt8", "Void", "OneOf", "Hasher", "Set", "Never", "Character",
     ]
 
     /// Member names a message already has; fields with these names get a `_p` suffix.
@@ -36,6 +36,12 @@ enum SwiftNaming {
         "rawValue", "allCases", "protoName", "init", "hashValue", "hash", "self", "Self", "Type",
         "Protocol", "UNRECOGNIZED", "unrecognized", "description", "debugDescription",
     ]
+
+    /// Any text as UpperCamelCase words, everything but letters and digits a word break:
+    /// `order-v2.beta` → `OrderV2Beta`.
+    static func identifierWords(_ text: String) -> String {
+        upperCamelCase(String(text.map { $0.isLetter || $0.isNumber ? $0 : "_" }))
+    }
 
     /// `foo_bar_id` → `fooBarID`; `URL` alone stays `url`.
     static func lowerCamelCase(_ name: String) -> String {

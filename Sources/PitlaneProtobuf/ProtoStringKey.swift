@@ -12,28 +12,69 @@
 /// ```
 public struct ProtoStringKey: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible,
     CustomDebugStringConvertible {
-    /// The key as a `String`; its UTF-8 bytes are exactly those the key was made from.
-    public var string: String
+    /// The key as a `String`. Its UTF-8 bytes are exactly those the key was made from, unless
+    /// it was decoded from invalid UTF-8 (see ``invalidUTF8``), which it holds repaired.
+    public var string: String {
+        get { storedString }
+        set {
+            storedString = newValue
+            invalidUTF8 = nil
+        }
+    }
+
+    @usableFromInline
+    var storedString: String
+
+    /// The bytes of an unverified key (proto2, `utf8_validation = NONE`) that were not valid
+    /// UTF-8, as C++ keeps them; nil for every valid key. The key compares, hashes, sorts and is
+    /// written by these bytes, so two such keys stay two entries and a round trip keeps them.
+    public private(set) var invalidUTF8: [UInt8]?
 
     public init(_ string: String) {
-        self.string = string
+        storedString = string
     }
 
     public init(stringLiteral value: String) {
-        string = value
+        storedString = value
     }
 
+    /// A key read from `bytes` without verification: invalid UTF-8 is kept beside its repair.
+    @inlinable
+    public init(unverified bytes: UnsafeBufferPointer<UInt8>) {
+        let string = String(decoding: bytes, as: UTF8.self)
+        self.init(string)
+        if !UTF8Check.decodedUnchanged(string, from: bytes) { keepInvalidUTF8(Array(bytes)) }
+    }
+
+    @usableFromInline
+    mutating func keepInvalidUTF8(_ bytes: [UInt8]) {
+        invalidUTF8 = bytes
+    }
+
+    /// Calls `body` with the key's bytes: the invalid ones it was decoded from, or its UTF-8.
+    @inlinable
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let invalidUTF8 { return try invalidUTF8.withUnsafeBufferPointer(body) }
+        var string = storedString
+        return try string.withUTF8(body)
+    }
+
+    /// How many bytes the key is written as.
+    @inlinable
+    public var byteCount: Int { invalidUTF8?.count ?? storedString.utf8.count }
+
     public static func == (lhs: ProtoStringKey, rhs: ProtoStringKey) -> Bool {
-        lhs.string.utf8.elementsEqual(rhs.string.utf8)
+        lhs.withBytes { left in
+            rhs.withBytes { right in left.elementsEqual(right) }
+        }
     }
 
     public func hash(into hasher: inout Hasher) {
-        var string = string
-        string.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
-    public var description: String { string }
-    public var debugDescription: String { string.debugDescription }
+    public var description: String { storedString }
+    public var debugDescription: String { storedString.debugDescription }
 }
 
 extension Dictionary where Key == ProtoStringKey {
@@ -57,19 +98,20 @@ public enum ProtoStringKeyCodec: ProtoMapKeyCodec {
         ProtoStringKey(try reader.readString(validatingUTF8: true))
     }
     @inlinable public static func write(_ value: ProtoStringKey, to writer: inout ProtoWriter) {
-        writer.writeString(value.string)
+        value.withBytes { writer.writeRawBytes(UnsafeRawBufferPointer($0)) }
+        writer.writeVarint(UInt64(value.byteCount))
     }
     @inlinable public static func size(of value: ProtoStringKey) -> Int {
-        ProtoSize.lengthDelimited(value.string.utf8.count)
+        ProtoSize.lengthDelimited(value.byteCount)
     }
     @inlinable public static func precedes(_ lhs: ProtoStringKey, _ rhs: ProtoStringKey) -> Bool {
-        lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
+        lhs.withBytes { left in rhs.withBytes { right in left.lexicographicallyPrecedes(right) } }
     }
     public static func writeJSON(_ value: ProtoStringKey, to writer: inout JSONWriter) throws { writer.writeString(value.string) }
     public static func readJSON(from reader: inout JSONReader) throws -> ProtoStringKey { ProtoStringKey(try reader.readString()) }
     public static func jsonKey(_ value: ProtoStringKey) -> String { value.string }
     public static func value(fromJSONKey key: String) -> ProtoStringKey? { ProtoStringKey(key) }
-    public static func writeText(_ value: ProtoStringKey, to writer: inout TextFormatWriter) { writer.writeQuoted(value.string.utf8) }
+    public static func writeText(_ value: ProtoStringKey, to writer: inout TextFormatWriter) { value.withBytes { writer.writeQuoted($0) } }
     public static func readText(from reader: inout TextFormatReader) throws -> ProtoStringKey {
         ProtoStringKey(try reader.readString(validatingUTF8: true))
     }
@@ -80,7 +122,7 @@ public enum ProtoUnverifiedStringKeyCodec: ProtoMapKeyCodec {
     @inlinable public static var wireType: WireType { .lengthDelimited }
     @inlinable public static var defaultValue: ProtoStringKey { ProtoStringKey("") }
     @inlinable public static func read(from reader: inout ProtoReader) throws -> ProtoStringKey {
-        ProtoStringKey(try reader.readString(validatingUTF8: false))
+        ProtoStringKey(unverified: try reader.readLengthDelimited().assumingMemoryBound(to: UInt8.self))
     }
     @inlinable public static func write(_ value: ProtoStringKey, to writer: inout ProtoWriter) {
         ProtoStringKeyCodec.write(value, to: &writer)
@@ -99,6 +141,6 @@ public enum ProtoUnverifiedStringKeyCodec: ProtoMapKeyCodec {
         ProtoStringKeyCodec.writeText(value, to: &writer)
     }
     public static func readText(from reader: inout TextFormatReader) throws -> ProtoStringKey {
-        ProtoStringKey(try reader.readString(validatingUTF8: false))
+        try reader.readBytes().withUnsafeBufferPointer { ProtoStringKey(unverified: $0) }
     }
 }

@@ -56,7 +56,7 @@ enum ConformanceTestee {
         do {
             switch request.requestedOutputFormat {
             case .protobuf:
-                return .protobufPayload(try message.serializedBytes())
+                return .protobufPayload(try message.serializedBytes(options: .init(deterministic: true)))
             case .json:
                 var options = JSONEncodingOptions()
                 options.typeRegistry = registry

@@ -13,7 +13,7 @@ struct DeadlineMemoryTests {
         let directory = try TemporaryDirectory()
         // bench.v1.Payload with a 16-byte body, length-prefixed.
         let body = directory.path + "/body"
-        FileManager.default.createFile(atPath: body, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
+        _ = FileManager.default.createFile(atPath: body, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
 
         func load(_ requests: Int) async throws {
             let (status, output) = try await runProcess("/usr/bin/h2load", [
@@ -38,8 +38,8 @@ struct DeadlineMemoryTests {
         let server = try await ServerProcess.start(try InteropTests.product("pitlane-bench-server"), ["--port", "0"])
         let directory = try TemporaryDirectory()
         let bare = directory.path + "/bare", framed = directory.path + "/framed"
-        FileManager.default.createFile(atPath: bare, contents: Data([0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
-        FileManager.default.createFile(atPath: framed, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
+        _ = FileManager.default.createFile(atPath: bare, contents: Data([0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
+        _ = FileManager.default.createFile(atPath: framed, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
 
         func load(_ requests: Int) async throws {
             for (contentType, body, extra) in [("application/proto", bare, ["--h1", "-m", "1"]), ("application/grpc-web+proto", framed, ["-m", "32"])] {

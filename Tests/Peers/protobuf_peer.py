@@ -56,7 +56,7 @@ def compile_protos(proto_dir):
     protos = sorted(os.path.basename(p) for p in glob.glob(os.path.join(proto_dir, "*.proto")))
     subprocess.run([PROTOC, f"--python_out={out}", "-I", proto_dir, *protos], check=True)
     sys.path.insert(0, out)
-    modules = [importlib.import_module(p[:-len(".proto")] + "_pb2") for p in protos]
+    modules = [importlib.import_module(p[:-len(".proto")].replace("-", "_") + "_pb2") for p in protos]
     classes = {}
     for module in modules:
         for name in module.DESCRIPTOR.message_types_by_name:

@@ -14,6 +14,7 @@ struct CrossImplementationTests {
         ListRacesRequest.self, ListRacesResponse.self, Race.self, FollowRaceRequest.self,
         FollowRaceResponse.self, KartLocations.self, Standings.self,
         Pitlane_Test_Collisions_Type.self, Pitlane_Test_Collisions_String.self, Pitlane_Test_Collisions_Message.self,
+        Pitlane_Test_Collisions_Choices.self,
     ] as [any Message.Type]).map { ($0.protoMessageName, $0) })
 
     @Test("1,000 random messages per type: Python encodes, Pitlane decodes and re-encodes byte-identically")

@@ -72,6 +72,28 @@ struct TextFormatTests {
         #expect(!message.hasExtension(Extensions.extraNumber) && message[extension: Extensions.extraText] == "turbo")
     }
 
+    @Test("Extensions set in another order, or read in another order, compare equal and hash alike")
+    func extensionOrder() throws {
+        var first = Proto2Types()
+        first[extension: Extensions.extraNumber] = 1
+        first[extension: Extensions.extraText] = "a"
+        first[extension: Extensions.extraList] = [1, 2]
+        var second = Proto2Types()
+        second[extension: Extensions.extraList] = [1, 2]
+        second[extension: Extensions.extraText] = "a"
+        second[extension: Extensions.extraNumber] = 1
+        #expect(first == second && first.hashValue == second.hashValue)
+        second[extension: Extensions.extraList] = [2, 1]
+        #expect(first != second)
+        // Two occurrences of one unknown field number keep their order: [1] then [2] is not [2] then [1].
+        let ones = try Proto2Types(serializedBytes: [0x08, 0x01, 0xB0, 0x09, 0x01, 0xB0, 0x09, 0x02])
+        let twos = try Proto2Types(serializedBytes: [0x08, 0x01, 0xB0, 0x09, 0x02, 0xB0, 0x09, 0x01])
+        #expect(ones != twos)
+        let mixed = try Proto2Types(serializedBytes: [0x08, 0x01, 0xB8, 0x09, 0x07, 0xB0, 0x09, 0x01, 0xB0, 0x09, 0x02])
+        let sorted = try Proto2Types(serializedBytes: [0x08, 0x01, 0xB0, 0x09, 0x01, 0xB0, 0x09, 0x02, 0xB8, 0x09, 0x07])
+        #expect(mixed == sorted)
+    }
+
     @Test("Extensions in JSON and text format by [full.name], given an ExtensionMap")
     func extensionNames() throws {
         let map = ExtensionMap(Extensions.all)

@@ -34,8 +34,7 @@ struct ExtensionGenerator {
         }
         let supported = all.filter { $0.ext.unsupportedReason == nil }
         guard !all.isEmpty else { return }
-        let baseName = String(file.descriptor.name.split(separator: "/").last!.split(separator: ".").first!)
-        let enumName = file.typePrefix + SwiftNaming.upperCamelCase(baseName) + "Extensions"
+        let enumName = file.extensionsEnumName
         out.line("/// The extensions `\(file.descriptor.name)` declares; `all` is for `ExtensionMap`.")
         out.block("\(options.accessPrefix)enum \(enumName) {") { out in
             writeConstants(file.extensions, to: &out)

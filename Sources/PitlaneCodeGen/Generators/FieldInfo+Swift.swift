@@ -33,6 +33,15 @@ extension FieldInfo {
         return Self.runtime + type.scalarCodec
     }
 
+    /// A `string` field read without UTF-8 verification (proto2, `utf8_validation = NONE`),
+    /// outside a map: its invalid bytes are kept through a round trip (`InvalidUTF8Strings`).
+    var isUnverifiedString: Bool { type == .string && !features.verifyUTF8 && !isMapKey }
+
+    /// The arguments that locate element `index` of an unverified string field's kept bytes.
+    func unverifiedArguments(index: String? = nil) -> String {
+        "fieldNumber: \(number)" + (index.map { ", index: " + $0 } ?? "")
+    }
+
     /// The tag of one unpacked value.
     var tag: UInt32 {
         UInt32(number) << 3 | (isGroup ? 3 : type.wireType)

@@ -241,6 +241,10 @@ struct MessageGenerator {
                 out.line("    var value = \(field.valueType)()")
                 out.line("    try reader.readGroup(into: &value)")
                 out.line("    \(storage).append(value)")
+            } else if field.isUnverifiedString {
+                out.line("case \(field.tag):")
+                out.line("    let value = try reader.readUnverifiedString(\(field.unverifiedArguments(index: storage + ".count")), recordingIn: &self.unknownFields)")
+                out.line("    \(storage).append(value)")
             } else {
                 out.line("case \(field.tag):")
                 out.line("    \(storage).append(try \(field.codecType).read(from: &reader))")
@@ -261,7 +265,7 @@ struct MessageGenerator {
                 out.line("        \(target) = .\(name)(value)")
                 out.line("    }")
             } else {
-                out.line("    \(target) = .\(name)(try \(field.codecType).read(from: &reader))")
+                out.line("    \(target) = .\(name)(try \(readValue(field)))")
             }
         } else if field.message != nil {
             let read = field.isGroup ? "readGroup" : "readMessage"
@@ -277,8 +281,15 @@ struct MessageGenerator {
             out.line("        \(storage) = value")
             out.line("    }")
         } else {
-            out.line("    \(storage) = try \(field.codecType).read(from: &reader)")
+            out.line("    \(storage) = try \(readValue(field))")
         }
+    }
+
+    /// The expression that reads one value of a scalar, string or bytes field.
+    private func readValue(_ field: FieldInfo) -> String {
+        field.isUnverifiedString
+            ? "reader.readUnverifiedString(\(field.unverifiedArguments()), recordingIn: &self.unknownFields)"
+            : "\(field.codecType).read(from: &reader)"
     }
 
     /// Fields are written last to first: the writer fills its buffer from the end.
@@ -301,6 +312,8 @@ struct MessageGenerator {
         if field.isRepeated {
             if field.isGroup {
                 out.line("for value in \(storage).reversed() { writer.writeGroup(value, fieldNumber: \(field.number)) }")
+            } else if field.isUnverifiedString {
+                out.line("writer.writeRepeatedUnverifiedStrings(\(storage), tag: \(field.tag), \(field.unverifiedArguments()), recorded: self.unknownFields)")
             } else if field.isPacked {
                 out.line("writer.writePacked(\(field.codec), \(storage), tag: \(field.lengthDelimitedTag))")
             } else {
@@ -308,16 +321,21 @@ struct MessageGenerator {
             }
             return
         }
-        let write = field.isGroup
-            ? "writer.writeGroup(value, fieldNumber: \(field.number))"
-            : "writer.writeField(\(field.codec), value, tag: \(field.tag))"
+        let write = field.isGroup ? "writer.writeGroup(value, fieldNumber: \(field.number))" : writeValue(field, "value")
         if let oneof = field.oneof {
             out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) { \(write) }")
         } else if field.hasPresence {
             out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { \(write) }")
         } else {
-            out.line("if \(field.isNonDefault(storage)) { writer.writeField(\(field.codec), \(storage), tag: \(field.tag)) }")
+            out.line("if \(field.isNonDefault(storage)) { \(writeValue(field, storage)) }")
         }
+    }
+
+    /// The statement that writes one value of a field that is not a group.
+    private func writeValue(_ field: FieldInfo, _ value: String) -> String {
+        field.isUnverifiedString
+            ? "writer.writeUnverifiedString(\(value), tag: \(field.tag), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+            : "writer.writeField(\(field.codec), \(value), tag: \(field.tag))"
     }
 
     private func writeSize(to out: inout CodeWriter) {
@@ -351,6 +369,8 @@ struct MessageGenerator {
         } else if field.isRepeated {
             if field.isGroup {
                 out.line("for value in \(storage) { size += \(size).group(value, tagSize: \(field.tagSize)) }")
+            } else if field.isUnverifiedString {
+                out.line("size += \(size).repeatedUnverifiedStrings(\(storage), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)")
             } else {
                 let kind = field.isPacked ? "packed" : "repeated"
                 out.line("size += \(size).\(kind)(\(field.codec), \(storage), tagSize: \(field.tagSize))")
@@ -358,15 +378,17 @@ struct MessageGenerator {
         } else if field.hasPresence {
             out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { size += \(sizeOfValue(field)) }")
         } else {
-            out.line("if \(field.isNonDefault(storage)) { size += \(field.tagSize) + \(field.codecType).size(of: \(storage)) }")
+            out.line("if \(field.isNonDefault(storage)) { size += \(sizeOfValue(field, storage)) }")
         }
     }
 
     /// The size of a field holding `value`, tag included.
-    private func sizeOfValue(_ field: FieldInfo) -> String {
-        field.isGroup
-            ? "\(runtime)ProtoSize.group(value, tagSize: \(field.tagSize))"
-            : "\(field.tagSize) + \(field.codecType).size(of: value)"
+    private func sizeOfValue(_ field: FieldInfo, _ value: String = "value") -> String {
+        if field.isGroup { return "\(runtime)ProtoSize.group(\(value), tagSize: \(field.tagSize))" }
+        if field.isUnverifiedString {
+            return "\(runtime)ProtoSize.unverifiedString(\(value), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+        }
+        return "\(field.tagSize) + \(field.codecType).size(of: \(value))"
     }
 
     // MARK: JSON
@@ -468,7 +490,7 @@ struct MessageGenerator {
             out.line("        \(clear)")
             out.line("    } else {")
         }
-        if let oneof = field.oneof {
+        if let oneof = field.oneof, oneof.fields.count > 1 {
             // A second member of a oneof already set: which one is meant is unknowable.
             let target = base + SwiftNaming.escaped(oneof.propertyName)
             let member = SwiftNaming.escaped(field.propertyName)

@@ -43,6 +43,23 @@ final class ProtoModel {
                 ext.field.propertyName = name
             }
         }
+        nameExtensionEnums()
+    }
+
+    /// Names each file's extensions enum from its path (`shop/order-v2.proto` in package
+    /// `shop` → `Shop_ShopOrderV2Extensions`), so files of one package in different folders
+    /// differ even when protoc runs once per file; within one run, never a name a top-level
+    /// type or another file's enum has.
+    private func nameExtensionEnums() {
+        var taken = Set(messages.values.map(\.swiftName)).union(enums.values.map(\.swiftName))
+        for file in files.values.sorted(by: { $0.descriptor.name < $1.descriptor.name }) where file.declaresExtensions {
+            let path = file.descriptor.name.split(separator: ".").dropLast().joined(separator: ".")
+            var name = file.typePrefix + SwiftNaming.identifierWords(path) + "Extensions"
+            if name.first!.isNumber { name = "File" + name }
+            while taken.contains(name) { name += "_p" }
+            taken.insert(name)
+            file.extensionsEnumName = name
+        }
     }
 
     /// An `extend` field: its type resolved like a message field's, and the message it extends.
@@ -159,7 +176,8 @@ final class ProtoModel {
             return name
         }
         for field in message.fields {
-            let base = SwiftNaming.lowerCamelCase(field.name)
+            let words = SwiftNaming.lowerCamelCase(field.name)
+            let base = words.allSatisfy { $0 == "_" } ? "field\(field.number)" : words
             field.propertyName = claim(base) { name in
                 guard field.hasPresence else { return [] }
                 let capitalized = name.prefix(1).uppercased() + name.dropFirst()
@@ -168,6 +186,13 @@ final class ProtoModel {
         }
         for oneof in message.oneofs {
             oneof.propertyName = claim(SwiftNaming.lowerCamelCase(oneof.name)) { _ in [] }
+        }
+        // Oneof enums share the message's type scope with its nested types and each other.
+        var takenTypes = Set(message.nestedMessages.map(\.localName)).union(message.nestedEnums.map(\.localName))
+        for oneof in message.oneofs {
+            var name = "OneOf_" + SwiftNaming.upperCamelCase(oneof.name)
+            while !takenTypes.insert(name).inserted { name += "_p" }
+            oneof.enumName = name
         }
     }
 
@@ -237,6 +262,18 @@ final class FileInfo {
     var enums: [EnumInfo] = []
     /// The file's top-level `extend` fields.
     var extensions: [ExtensionInfo] = []
+    /// The enum that lists the file's extensions, unique in the protoc run (set by the model).
+    var extensionsEnumName = ""
+
+    /// Whether the file or any message in it declares an extension.
+    var declaresExtensions: Bool {
+        var pending = messages
+        while let message = pending.popLast() {
+            if !message.descriptor.extensions.isEmpty { return true }
+            pending += message.nestedMessages
+        }
+        return !descriptor.extensions.isEmpty
+    }
 
     init(_ descriptor: FileDescriptorProto) throws {
         self.descriptor = descriptor
@@ -365,7 +402,8 @@ final class OneofInfo {
 
     /// The Swift property, unique in its message (set by the model).
     var propertyName = ""
-    var enumName: String { "OneOf_" + SwiftNaming.upperCamelCase(name) }
+    /// The Swift enum of its cases, unique among the message's nested types (set by the model).
+    var enumName = ""
 }
 
 final class FieldInfo {

@@ -84,9 +84,13 @@ public struct TextFormatReader {
         }
     }
 
-    /// `[type.googleapis.com/pkg.Name] { … }` inside an `Any`: the message, packed.
+    /// `[type.googleapis.com/pkg.Name] { … }` inside an `Any`: the message, packed. This sets
+    /// the `Any`'s two fields, so it may not follow a non-empty `type_url` or `value`, nor
+    /// another `[…]` (as in C++), and neither field may follow it (see `claimExpandedAny`).
     private mutating func readExpandedAny(url: String, into any: inout Google_Protobuf_Any, at start: Int) throws {
-        guard any.typeURL.isEmpty && any.value.isEmpty else { throw error("an Any holds two messages", at: start) }
+        guard any.typeURL.isEmpty && any.value.isEmpty else {
+            throw error("[\(url)] comes after this Any's type_url, value or another [type URL]", at: start)
+        }
         let typeName = String(url[url.index(after: url.lastIndex(of: "/")!)...])
         guard let type = options.typeRegistry.type(named: typeName) else {
             throw error("Any holds \(typeName), which the type registry does not know", at: start)
@@ -99,6 +103,17 @@ public struct TextFormatReader {
         }
         any.value = try read(type)
         any.typeURL = url
+        claimExpandedAny(hasValue: !any.value.isEmpty)
+    }
+
+    /// Marks the fields an expanded `Any` set as claimed in the message being read, so that a
+    /// later `type_url` (field 1), or a later `value` (field 2) once the packed message has
+    /// bytes, is "given twice": C++ and Python count a proto3 field as set when it is not
+    /// empty, and reject exactly these. Inserting, unlike `claim`, does not fail for a field
+    /// given before: an empty `type_url: ""` ahead of the expansion stays valid, as there.
+    private mutating func claimExpandedAny(hasValue: Bool) {
+        claimed[claimed.count - 1].insert(1)
+        if hasValue { claimed[claimed.count - 1].insert(2) }
     }
 
     private mutating func scannedAndKept<T>(_ body: (inout TextFormatScanner) throws(ScanError) -> T) throws -> T {
@@ -214,13 +229,25 @@ public struct TextFormatReader {
             }
         }
         guard var text = scanner.number() else { throw error("expected a number", at: start) }
+        guard !Self.hasLeadingZero(text) else {
+            throw error("\(text) is not a valid \(T.self): a leading 0 makes an octal integer, and floating-point fields take decimal only", at: start)
+        }
         if text.count > 1, text.last == "f" || text.last == "F" { text.removeLast() }
         let isDecimal = text.utf8.allSatisfy { TextFormatScanner.isDigit($0) || [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains($0) }
         guard isDecimal, let value = T(text) else { throw error("\(text) is not a number", at: start) }
         return sign * value
     }
 
-    /// `true`, `True`, `t` or `1`; `false`, `False`, `f` or `0`.
+    /// Whether a number's text starts with `0` and another digit (`010`, `08`, `00.5`): an
+    /// octal integer to the spec, which float and double fields do not take. C++ and Python
+    /// reject these rather than read `010` as 10.
+    private static func hasLeadingZero(_ text: String) -> Bool {
+        let head = Array(text.utf8.prefix(2))
+        return head.count == 2 && head[0] == UInt8(ascii: "0") && TextFormatScanner.isDigit(head[1])
+    }
+
+    /// `true`, `True`, `t` or `1`; `false`, `False`, `f` or `0`. Only these spellings, as in
+    /// Python: the spec and C++ also take other forms of 0 and 1 (`0x1`, `01`, `00`).
     public mutating func readBool() throws -> Bool {
         let start = tokenStart()
         let word = scanner.identifier() ?? scanner.number()

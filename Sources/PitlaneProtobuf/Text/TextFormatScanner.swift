@@ -97,20 +97,34 @@ struct TextFormatScanner {
         return output
     }
 
-    /// Reads rest of a `[…]` name (an extension or an `Any` type URL), after the `[`.
+    /// Reads the rest of a `[…]` name, after the `[`: an extension's `pkg.ext`, or an `Any`'s
+    /// `domain/pkg.Type` (`type.googleapis.com/pkg.Type`). Each part is identifiers joined by
+    /// `.` (the spec's TypeName and Domain); parts are joined by `/`, and more than one `/` is
+    /// taken, as Python does, since the writer prints whatever type URL an `Any` holds.
+    /// Whitespace and comments may come between the tokens (`[ pkg . ext ]`), but two
+    /// identifiers need a `.` or `/` between them: `[pkg.my ext]` is an error, not `pkg.myext`.
     mutating func bracketedName() throws(ScanError) -> String {
-        var name: [UInt8] = []
-        while let byte = peek(), byte != UInt8(ascii: "]") {
-            guard Self.isIdentifierStart(byte) || Self.isDigit(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "/") else {
-                throw ScanError(reason: "unexpected character in a [name]", offset: index)
+        var name = try dottedName()
+        while consume(UInt8(ascii: "/")) {
+            let part = try dottedName()
+            name += "/" + part
+        }
+        guard consume(UInt8(ascii: "]")) else {
+            throw ScanError(reason: "expected \".\", \"/\" or \"]\" after [\(name)", offset: index)
+        }
+        return name
+    }
+
+    /// `Ident { "." Ident }`, as one string; whitespace and comments may surround the dots.
+    private mutating func dottedName() throws(ScanError) -> String {
+        var words: [String] = []
+        repeat {
+            guard let word = identifier() else {
+                throw ScanError(reason: "expected an identifier in a [name]", offset: index)
             }
-            name.append(byte)
-            index += 1
-        }
-        guard consume(UInt8(ascii: "]")), !name.isEmpty else {
-            throw ScanError(reason: "a [name] is not closed", offset: index)
-        }
-        return String(decoding: name, as: UTF8.self)
+            words.append(word)
+        } while consume(UInt8(ascii: "."))
+        return words.joined(separator: ".")
     }
 
     /// The escapes of C and protobuf's text format: `\n` and friends, `\ooo` octal (1–3
