@@ -58,7 +58,7 @@ let package = Package(
         .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // Rich errors: google.rpc.Status and the standard detail types in grpc-status-details-bin.
         .target(name: "PitlaneErrorDetails", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
-        // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers.
+        // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers and clients; tracing.
         .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneProtobuf"],
                 plugins: ["PitlaneGenerator"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
@@ -98,7 +98,7 @@ let package = Package(
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane", "WebApp"]),
-        .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "Pitlane"]),
+        .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "PitlaneObservability", "Pitlane"]),
         .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
 
         // Benchmark drivers (`make bench`).
@@ -187,8 +187,8 @@ let package = Package(
         ),
         .testTarget(
             name: "PitlaneObservabilityTests",
-            dependencies: ["PitlaneObservability", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneCore", "TestSupport",
-                           "swiftkart-server", "orders-server", "pitlane-interop-server"]
+            dependencies: ["PitlaneObservability", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneCore", "PitlaneHTTP2", "TestSupport",
+                           "swiftkart-server", "orders-server", "pitlane-interop-server", "swiftkart", "orders"]
         ),
         .testTarget(
             name: "WebAppTests",

@@ -10,11 +10,22 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
     private let log: OrderLog
     private let feed: OrderFeed
     private let access: OrderAccess
+    private let timeSource: TimeSource
+    private let recordPublishLatency: @Sendable (Duration) -> Void
 
-    public init(log: OrderLog, feed: OrderFeed, access: OrderAccess) {
+    /// - Parameters:
+    ///   - timeSource: the clock publish latencies are measured on. Default real time.
+    ///   - recordPublishLatency: told, for each update published, the time from its
+    ///     PublishUpdate reaching the handler to the update committed (durable) and handed to
+    ///     the order's watchers; orders-server exports it as `orders_publish_latency_seconds`.
+    ///     Publishes that fail are not measured. Default: nothing.
+    public init(log: OrderLog, feed: OrderFeed, access: OrderAccess, timeSource: TimeSource = .continuous,
+                recordPublishLatency: @escaping @Sendable (Duration) -> Void = { _ in }) {
         self.log = log
         self.feed = feed
         self.access = access
+        self.timeSource = timeSource
+        self.recordPublishLatency = recordPublishLatency
     }
 
     public func getOrder(request: ServerRequest<Orders_V1_GetOrderRequest>, context: ServerContext) async throws
@@ -38,12 +49,16 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
 
     public func publishUpdate(request: ServerRequest<Orders_V1_PublishUpdateRequest>, context: ServerContext) async throws
         -> ServerResponse<OrderUpdate> {
+        let received = timeSource.now
         let orderID = request.message.orderID
         try await authorize(request.metadata, orderID)
         guard let event = request.message.event.map(OrderEvent.init) else {
             throw RPCError(code: .invalidArgument, message: "an update needs an event")
         }
-        let logged = try await log.publish(event, to: orderID) { [feed] in feed.deliver($0, for: orderID) }
+        let logged = try await log.publish(event, to: orderID) { [feed, timeSource, recordPublishLatency] update in
+            feed.deliver(update, for: orderID)
+            recordPublishLatency(timeSource.now - received)
+        }
         return ServerResponse(message: logged.message)
     }
 

@@ -49,6 +49,12 @@ struct HistogramLayout: Sendable {
         counters.add(1, at: base + bounds.count + 2)
     }
 
+    /// A duration in whole nanoseconds, the latency layout's unit; never negative.
+    static func nanoseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+    }
+
     /// gRPC's OpenTelemetry latency buckets, in nanoseconds.
     static let latency = HistogramLayout(
         bounds: [0, 0.00001, 0.00005, 0.0001, 0.0003, 0.0006, 0.0008, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.008,

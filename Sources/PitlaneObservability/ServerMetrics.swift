@@ -28,6 +28,7 @@ public final class ServerMetrics: ServerCallObserver {
     private let methods: [MethodDescriptor: MethodCounters]
     private let other: MethodCounters
     private let gauges = Mutex<[(name: String, help: String, value: @Sendable () -> Int)]>([])
+    private let histograms = Mutex<[(name: String, help: String, histogram: LatencyHistogram)]>([])
 
     /// Counters for every method `services` register.
     public init(services: [any RegistrableRPCService]) {
@@ -48,6 +49,12 @@ public final class ServerMetrics: ServerCallObserver {
         gauges.withLock { $0.append((name, help, value)) }
     }
 
+    /// Adds a service's own latency histogram (in seconds), written after the gauges at each
+    /// scrape, such as the order tracker's `orders_publish_latency_seconds`.
+    public func addHistogram(_ name: String, help: String, _ histogram: LatencyHistogram) {
+        histograms.withLock { $0.append((name, help, histogram)) }
+    }
+
     // MARK: ServerCallObserver
 
     public func callStarted(_ method: MethodDescriptor?) {
@@ -57,8 +64,7 @@ public final class ServerMetrics: ServerCallObserver {
     public func callFinished(_ method: MethodDescriptor?, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int) {
         let counters = counters(for: method).counters
         let base = 1 + code.rawValue * Self.perStatus
-        let nanoseconds = Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000)
-        HistogramLayout.latency.record(nanoseconds, in: counters, at: base)
+        HistogramLayout.latency.record(HistogramLayout.nanoseconds(duration), in: counters, at: base)
         HistogramLayout.size.record(sentBytes, in: counters, at: base + HistogramLayout.latency.width)
         HistogramLayout.size.record(receivedBytes, in: counters, at: base + HistogramLayout.latency.width + HistogramLayout.size.width)
     }
@@ -87,42 +93,35 @@ public final class ServerMetrics: ServerCallObserver {
         out.header("grpc_server_call_started_total", type: "counter", help: "RPCs started, by method.")
         for method in all { out.sample("grpc_server_call_started_total", [("grpc_method", method.label)], String(method.counters.load(0))) }
         histogram(&out, all, name: "grpc_server_call_duration_seconds", layout: .latency, offset: 0,
-                  help: "Time from the start of an RPC to its status, by method and status.", sum: { PrometheusText.number(Double($0) / 1e9) })
+                  help: "Time from the start of an RPC to its status, by method and status.")
         // gRFC A66 counts compressed bytes; the core sees messages before compression and after
         // decompression, so these are serialized sizes (the same when nothing is compressed).
         histogram(&out, all, name: "grpc_server_call_sent_total_compressed_message_size_bytes", layout: .size,
-                  offset: HistogramLayout.latency.width, help: "Bytes of messages an RPC sent (serialized, before compression).",
-                  sum: { String($0) })
+                  offset: HistogramLayout.latency.width, help: "Bytes of messages an RPC sent (serialized, before compression).")
         histogram(&out, all, name: "grpc_server_call_rcvd_total_compressed_message_size_bytes", layout: .size,
                   offset: HistogramLayout.latency.width + HistogramLayout.size.width,
-                  help: "Bytes of messages an RPC received (serialized, before compression).", sum: { String($0) })
+                  help: "Bytes of messages an RPC received (serialized, before compression).")
         out.header("pitlane_server_streams_open", type: "gauge", help: "RPC streams open: calls started and not finished.")
         out.sample("pitlane_server_streams_open", [], String(callsInProgress))
         for gauge in gauges.withLock({ $0 }) {
             out.header(gauge.name, type: "gauge", help: gauge.help)
             out.sample(gauge.name, [], String(gauge.value()))
         }
+        for entry in histograms.withLock({ $0 }) {
+            out.header(entry.name, type: "histogram", help: entry.help)
+            out.histogram(entry.name, [], layout: .latency, counters: entry.histogram.counters, base: 0, always: true)
+        }
         return out.text
     }
 
     /// Only (method, status) pairs that happened are written: a scrape stays small.
     private func histogram(_ out: inout PrometheusText, _ all: [MethodCounters], name: String, layout: HistogramLayout,
-                           offset: Int, help: String, sum: (Int) -> String) {
+                           offset: Int, help: String) {
         out.header(name, type: "histogram", help: help)
         for method in all {
             for code in 0..<Self.statusCodes {
-                let base = 1 + code * Self.perStatus + offset
-                let count = method.counters.load(base + layout.bounds.count + 2)
-                guard count > 0 else { continue }
-                let labels = [("grpc_method", method.label), ("grpc_status", Status.Code(rawValue: code)!.description)]
-                var cumulative = 0
-                for (index, bound) in layout.bounds.enumerated() {
-                    cumulative += method.counters.load(base + index)
-                    out.sample(name + "_bucket", labels + [("le", layout.label(bound))], String(cumulative))
-                }
-                out.sample(name + "_bucket", labels + [("le", "+Inf")], String(count))
-                out.sample(name + "_sum", labels, sum(method.counters.load(base + layout.bounds.count + 1)))
-                out.sample(name + "_count", labels, String(count))
+                out.histogram(name, [("grpc_method", method.label), ("grpc_status", Status.Code(rawValue: code)!.description)],
+                              layout: layout, counters: method.counters, base: 1 + code * Self.perStatus + offset)
             }
         }
     }

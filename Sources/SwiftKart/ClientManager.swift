@@ -14,12 +14,17 @@ public final class ClientManager: Sendable {
 
     private let makeTransport: @Sendable () throws -> HTTP2ClientTransport
     private let interceptors: [any ClientInterceptor]
+    private let observer: (any ClientCallObserver)?
     private let state = Mutex(State.disconnected)
 
-    /// - Parameter interceptors: applied to every call (tracing, logging), the first outermost.
-    public init(interceptors: [any ClientInterceptor] = [], makeTransport: @escaping @Sendable () throws -> HTTP2ClientTransport) {
+    /// - Parameters:
+    ///   - interceptors: applied to every call (tracing, logging), the first outermost.
+    ///   - observer: told of every call's attempts and end (`ClientMetrics`). Default none.
+    public init(interceptors: [any ClientInterceptor] = [], observer: (any ClientCallObserver)? = nil,
+                makeTransport: @escaping @Sendable () throws -> HTTP2ClientTransport) {
         self.makeTransport = makeTransport
         self.interceptors = interceptors
+        self.observer = observer
     }
 
     /// Runs `body` with the shared client, connecting first if needed.
@@ -33,7 +38,7 @@ public final class ClientManager: Sendable {
             case .connected(let client, _):
                 return client
             case .disconnected:
-                let client = GRPCClient(transport: try makeTransport(), interceptors: interceptors)
+                let client = GRPCClient(transport: try makeTransport(), interceptors: interceptors, observer: observer)
                 state = .connected(client, Task { try await client.runConnections() })
                 return client
             }

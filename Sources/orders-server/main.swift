@@ -86,9 +86,10 @@ do {
         (Chat_V1_ChatRoom.descriptor, Chat_V1_ChatRoom.fileDescriptorProtos),
         (Grpc_Health_V1_Health.descriptor, Grpc_Health_V1_Health.fileDescriptorProtos),
     ])
-    let services: [any RegistrableRPCService] = [
-        OrderTrackingService(log: orderLog, feed: feed, access: access), ChatService(rooms: rooms), health, reflection,
-    ]
+    // PublishUpdate's time to a durable commit handed to the watchers, next to the watchers gauge.
+    let publishLatency = LatencyHistogram()
+    let orderTracking = OrderTrackingService(log: orderLog, feed: feed, access: access) { publishLatency.record($0) }
+    let services: [any RegistrableRPCService] = [orderTracking, ChatService(rooms: rooms), health, reflection]
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
     let spans = options.spanExporter(serviceName: "orders-server")
@@ -98,6 +99,9 @@ do {
         services: services, interceptors: try options.accessLog() + tracing + [access.interceptor()], observer: metrics)
     metrics.observe(server.transport)
     metrics.addGauge("orders_watchers", help: "WatchOrder and FollowOrder streams receiving live updates.") { feed.watcherCount }
+    metrics.addHistogram("orders_publish_latency_seconds",
+                         help: "Time from a PublishUpdate reaching its handler to its update committed and handed to the order's watchers.",
+                         publishLatency)
     metrics.addGauge("chat_rooms", help: "Chat rooms with someone in them.") { rooms.counts.rooms }
     metrics.addGauge("chat_participants", help: "Chat participants, gRPC and WebSocket.") { rooms.counts.participants }
 

@@ -8,6 +8,7 @@ import Foundation
 import Orders
 import Pitlane
 import PitlaneCommandLine
+import PitlaneObservability
 
 let usage = """
     usage: orders create [--id ID] [--customer USER] [--eta TEXT]
@@ -16,7 +17,8 @@ let usage = """
            orders publish ID eta TEXT | courier LATITUDE LONGITUDE | timeline TITLE [SUBTITLE]
            orders watch ID [--count N]
     options: --host 127.0.0.1 --port 8090 | --unix PATH; --token TOKEN (or $ORDERS_TOKEN);
-             --keepalive SECONDS between pings (default 10; 0: none)
+             --keepalive SECONDS between pings (default 10; 0: none);
+             --client-metrics PATH: the calls' gRPC client metrics, Prometheus text, written at exit
     """
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
@@ -31,7 +33,8 @@ func say(_ line: String) {
 let options: CommandLineOptions
 do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: CommandLineOptions.transportOptions.union(["token", "id", "customer", "eta", "count"]),
+                                     valueOptions: CommandLineOptions.transportOptions.union(["token", "id", "customer", "eta", "count"])
+                                         .union(CommandLineOptions.clientMetricsOptions),
                                      flagOptions: CommandLineOptions.transportFlags)
 } catch {
     fail("\(error)\n\(usage)", status: 2)
@@ -63,6 +66,7 @@ do {
     fail("\(error)")
 }
 let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10) }
+let metrics = options.clientMetrics(target: target, methods: Orders_V1_OrderTracking.Method.descriptors)
 
 func describe(_ snapshot: OrderSnapshot) -> String {
     var lines = ["order \(snapshot.orderID) (customer \(snapshot.customerID)): \(OrderViewState.text(for: snapshot.status))"
@@ -149,7 +153,7 @@ final class Counter: @unchecked Sendable {
 do {
     let positional = options.positional
     let state: OrderConnectionState? = try await withGRPCClient(
-        transport: transport, interceptors: [BearerTokenClientInterceptor(token: token)]
+        transport: transport, interceptors: [BearerTokenClientInterceptor(token: token)], observer: metrics
     ) { client -> OrderConnectionState? in
         let orders = Orders_V1_OrderTracking.Client(wrapping: client)
         switch positional.first {
@@ -176,9 +180,12 @@ do {
         }
         return nil
     }
+    options.writeClientMetrics(metrics)
     if case .failed(let message)? = state { fail(message) }
 } catch let error as RPCError {
+    options.writeClientMetrics(metrics)
     fail("\(error.code): \(error.message)")
 } catch {
+    options.writeClientMetrics(metrics)
     fail("\(error)")
 }

@@ -14,6 +14,7 @@ let usage = """
     options: --host 127.0.0.1 --port 8080 | --unix PATH
              --tls [--ca ca.pem] [--server-name NAME]   TLS, verifying the server against ca.pem (or the system roots)
              --otlp-endpoint HOST:PORT                 spans of the calls to an OpenTelemetry collector (OTLP/gRPC)
+             --client-metrics PATH                     the calls' gRPC client metrics, Prometheus text, written at exit
     """
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
@@ -24,7 +25,8 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 let options: CommandLineOptions
 do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"]),
+                                     valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"])
+                                         .union(CommandLineOptions.clientMetricsOptions),
                                      flagOptions: CommandLineOptions.transportFlags.union(["plain"]))
 } catch {
     fail("\(error)\n\(usage)", status: 2)
@@ -38,7 +40,8 @@ do {
 }
 let security = options.clientSecurity()
 let spans = options.spanExporter(serviceName: "swiftkart")
-let manager = ClientManager(interceptors: spans.map { [TracingClientInterceptor(exporter: $0)] } ?? []) {
+let metrics = options.clientMetrics(target: target, methods: SwiftKartService.Method.descriptors)
+let manager = ClientManager(interceptors: spans.map { [TracingClientInterceptor(exporter: $0)] } ?? [], observer: metrics) {
     try HTTP2ClientTransport(target: target, security: security)
 }
 let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10); $0.waitForReady = true }
@@ -154,8 +157,11 @@ do {
         }
         await manager.disconnect()
     }
+    options.writeClientMetrics(metrics)
 } catch let error as RPCError {
+    options.writeClientMetrics(metrics)
     fail("\(error.code): \(error.message)")
 } catch {
+    options.writeClientMetrics(metrics)
     fail("\(error)")
 }

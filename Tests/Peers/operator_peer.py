@@ -5,7 +5,7 @@ grpcio with messages built from gRPC's published reflection protocol (v1 and v1a
 through grpcio-reflection's own client (`ProtoReflectionDescriptorDatabase`), Prometheus
 metrics read with `httpx` and parsed by `prometheus_client`, and the health endpoints.
 
-  operator_peer.py --bin DIR [--protos DIR] [--only a,b,c,d,e] [--servers swiftkart,orders,interop]
+  operator_peer.py --bin DIR [--protos DIR] [--only a,b,c,d,e,f,g] [--servers swiftkart,orders,interop]
 
 DIR holds the built executables. The peer starts each server itself on port 0
 (swiftkart-server with --speed 10 and orders-server on temporary databases,
@@ -31,7 +31,14 @@ pitlane-interop-server on 127.0.0.1) and checks:
   e. bad input: GET /metrics?x=1, POST /metrics (405), a reflection request with nothing set
      (INVALID_ARGUMENT);
   f. grpcio-status decodes the order tracker's OUT_OF_RANGE: google.rpc.Status with an ErrorInfo
-     (UPDATES_NOT_RETAINED, the oldest retained update id, the epoch).
+     (UPDATES_NOT_RETAINED, the oldest retained update id, the epoch);
+  g. a Pitlane client's own metrics (gRFC A66: grpc_client_attempt_started_total and the attempt
+     duration, sent and received size and call duration histograms) as the `orders` and
+     `swiftkart` CLIs write them with --client-metrics PATH at exit, parsed by prometheus_client:
+     4 `orders get` of an order (OK) and 3 of no order (NOT_FOUND), one process and file each,
+     sum to exactly 7 attempts, 4 OK and 3 NOT_FOUND in every histogram's _count (cumulative
+     buckets ending at +Inf = _count; grpc_target naming the server), and orders-server's own
+     grpc_server_call_started_total grew by the same 7; `swiftkart races` is 1 attempt, 1 OK call.
 Prints "ok NAME" or "FAIL NAME: why" per check (observations indented below it) and a closing
 "checks: N ok, M failed"; exits 1 on any failure. Every wait is bounded, and so is the whole run.
 Needs grpcio-reflection, prometheus_client and httpx (`.venv/bin/pip install grpcio-reflection
@@ -517,15 +524,18 @@ def grpcio_reflection_checks(report, servers):
 
 
 class Scrape:
-    """One read of /metrics: every sample, and the type of the family each sample name is in."""
+    """One read of /metrics (or of a file of the same format): every sample, and the type of the
+    family each sample name is in."""
 
-    def __init__(self, response):
+    def __init__(self, response=None, text=None):
+        if response is not None:
+            expect(response.status_code == 200, f"GET {response.url} answered {response.status_code}: {short(response.text)}")
+            content_type = response.headers.get("content-type", "")
+            expect(re.match(r"text/plain\s*;", content_type) and re.search(r"version\s*=\s*0\.0\.4", content_type),
+                   f"content-type {content_type!r}, not text/plain; version=0.0.4")
+            text = response.text
         from prometheus_client.parser import text_string_to_metric_families
-        expect(response.status_code == 200, f"GET {response.url} answered {response.status_code}: {short(response.text)}")
-        content_type = response.headers.get("content-type", "")
-        expect(re.match(r"text/plain\s*;", content_type) and re.search(r"version\s*=\s*0\.0\.4", content_type),
-               f"content-type {content_type!r}, not text/plain; version=0.0.4")
-        self.text = response.text
+        self.text = text
         self.samples, self.types = [], {}
         for family in text_string_to_metric_families(self.text):
             for sample in family.samples:
@@ -808,6 +818,118 @@ def compressed_size_check(report, server):
 
 
 # ---------------------------------------------------------------------------------------------
+# g. A Pitlane client's own metrics (gRFC A66's client instruments)
+
+
+CLIENT_STARTED = "grpc_client_attempt_started_total"
+CLIENT_HISTOGRAMS = ("grpc_client_attempt_duration_seconds", "grpc_client_attempt_sent_total_compressed_message_size_bytes",
+                     "grpc_client_attempt_rcvd_total_compressed_message_size_bytes", "grpc_client_call_duration_seconds")
+
+
+def run_cli(args, name, wait=30):
+    """Runs a command-line client to its end; (exit status, child). A client still running
+    after `wait` seconds is stopped and fails the check."""
+    child = processes.Child(args, name)
+    status = child.wait(wait)
+    if status is None:
+        child.stop()
+        raise AssertionError(f"`{' '.join(os.path.basename(str(a)) for a in args[:3])} ...` still running after {wait} s: "
+                             f"{child.tail()}")
+    return status, child
+
+
+def read_client_metrics(path, what):
+    expect(os.path.exists(path), f"{what} wrote no --client-metrics file")
+    with open(path, encoding="utf-8") as file:
+        return Scrape(text=file.read())
+
+
+def client_metric_problems(scrapes, method, ok, not_found, target):
+    """What differs from `ok` OK and `not_found` NOT_FOUND calls of `method`, one attempt each,
+    summed over the files' scrapes; and anything wrong with their families and series."""
+    def total(name, **labels):
+        return sum(scrape.total(name, **labels) for scrape in scrapes)
+
+    wanted = [(CLIENT_STARTED, {"grpc_method": method}, ok + not_found)]
+    for histogram in CLIENT_HISTOGRAMS:
+        wanted.append((f"{histogram}_count", {"grpc_method": method, "grpc_status": "OK"}, ok))
+        wanted.append((f"{histogram}_count", {"grpc_method": method, "grpc_status": "NOT_FOUND"}, not_found))
+    problems = [f"{name}{labelled(labels)} is {got:g} in all, not {want}"
+                for name, labels, want in wanted if (got := total(name, **labels)) != want]
+    for scrape in scrapes:
+        types = {CLIENT_STARTED: "counter", **{f"{h}_bucket": "histogram" for h in CLIENT_HISTOGRAMS}}
+        problems += [f"{name} is in a family of type {scrape.types.get(name)}, not {kind}"
+                     for name, kind in types.items() if scrape.types.get(name) != kind]
+        for histogram in CLIENT_HISTOGRAMS:
+            problems += histogram_problems(scrape, histogram)[0]
+        targets = {labels.get("grpc_target") for name, labels, _ in scrape.samples if name.startswith("grpc_client_")}
+        problems += [f"grpc_target {found!r} does not name the server ({target})" for found in targets
+                     if found is None or target not in found]
+    if ok:
+        received = total(f"{CLIENT_HISTOGRAMS[2]}_sum", grpc_method=method, grpc_status="OK")
+        if received <= 0:
+            problems.append(f"{CLIENT_HISTOGRAMS[2]}_sum for {ok} OK calls is {received:g}: no response bytes counted")
+    return sorted(set(problems), key=problems.index)
+
+
+def client_metrics_checks(report, servers, exe_dir, tmp, protos):
+    """g. The Pitlane command-line clients with --client-metrics write gRPC's client metrics
+    (gRFC A66) at exit, parsed by prometheus_client: after N OK and M NOT_FOUND GetOrder calls
+    made by `orders get`, and a ListRaces made by `swiftkart races`, the attempt counter and every
+    histogram's count equal N and M exactly (and the servers' own counts agree)."""
+    ok_calls, not_found_calls = 4, 3
+    method = "orders.v1.OrderTracking/GetOrder"
+
+    def orders_cli(notes):
+        server = servers["orders"]
+        exe = os.path.join(exe_dir, "orders")
+        expect(os.access(exe, os.X_OK), f"{exe} is not an executable")
+        orders_pb, orders_rpc = load(protos, "orders.proto")
+        orders_rpc.OrderTrackingStub(server.channel).CreateOrder(
+            orders_pb.CreateOrderRequest(order_id="metered", eta_display="soon"),
+            metadata=[("authorization", "Bearer staff-token")], timeout=WAIT)
+        with http1() as client:
+            before = fetch_metrics(client, server.url)
+            scrapes = []
+            for index, (order, status_wanted) in enumerate([("metered", 0)] * ok_calls + [("no-such-order", 1)] * not_found_calls):
+                path = os.path.join(tmp, f"orders-client-{index}.prom")
+                args = [exe, "get", order, "--port", str(server.port), "--token", "staff-token", "--client-metrics", path]
+                status, child = run_cli(args, "orders")
+                expect(status == status_wanted, f"`orders get {order}` exited {status}, not {status_wanted}: {child.tail()}")
+                if status_wanted:
+                    expect(any("NOT_FOUND" in line for line in child.stderr), f"`orders get {order}` said {child.tail()}")
+                scrapes.append(read_client_metrics(path, f"`orders get {order}`"))
+            after = fetch_metrics(client, server.url)
+        problems = client_metric_problems(scrapes, method, ok_calls, not_found_calls, f"127.0.0.1:{server.port}")
+        served = after.total(STARTED, grpc_method=method) - before.total(STARTED, grpc_method=method)
+        if served != ok_calls + not_found_calls:
+            problems.append(f"orders-server's {STARTED}{{grpc_method=\"{method}\"}} grew by {served:g}, "
+                            f"not {ok_calls + not_found_calls} (the clients' attempts)")
+        expect(not problems, "; ".join(problems[:8]) + (f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""))
+        duration = sum(scrape.total("grpc_client_call_duration_seconds_sum", grpc_method=method) for scrape in scrapes)
+        notes.append(f"{ok_calls + not_found_calls} `orders get` processes, one file each: {ok_calls} OK and "
+                     f"{not_found_calls} NOT_FOUND calls, {duration * 1000:.1f} ms of call time in all")
+
+    report.check(f"g. `orders get --client-metrics`: {ok_calls} OK and {not_found_calls} NOT_FOUND GetOrder calls give "
+                 f"{CLIENT_STARTED} {ok_calls + not_found_calls} and exactly {ok_calls} and {not_found_calls} in the _count "
+                 f"of {', '.join(CLIENT_HISTOGRAMS)}, as orders-server counted them", orders_cli)
+
+    def swiftkart_cli(notes):
+        server = servers["swiftkart"]
+        exe = os.path.join(exe_dir, "swiftkart")
+        expect(os.access(exe, os.X_OK), f"{exe} is not an executable")
+        path = os.path.join(tmp, "swiftkart-client.prom")
+        status, child = run_cli([exe, "races", "--port", str(server.port), "--limit", "2", "--client-metrics", path], "swiftkart")
+        expect(status == 0, f"`swiftkart races` exited {status}: {child.tail()}")
+        problems = client_metric_problems([read_client_metrics(path, "`swiftkart races`")], "SwiftKartService/ListRaces", 1, 0,
+                                          f"127.0.0.1:{server.port}")
+        expect(not problems, "; ".join(problems[:8]))
+        notes.append("1 ListRaces: 1 attempt, 1 OK call")
+
+    report.check("g. `swiftkart races --client-metrics`: one ListRaces is one attempt and one OK call", swiftkart_cli)
+
+
+# ---------------------------------------------------------------------------------------------
 # d. Health endpoints
 
 
@@ -1036,7 +1158,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", required=True, help="the directory of the built servers (e.g. .build/debug)")
     parser.add_argument("--protos", default=os.path.join(ROOT, "Protos"))
-    parser.add_argument("--only", help="comma-separated check letters (a,b,c,d,e,f)")
+    parser.add_argument("--only", help="comma-separated check letters (a,b,c,d,e,f,g)")
     parser.add_argument("--servers", default="swiftkart,orders,interop", help="comma-separated: swiftkart,orders,interop")
     parser.add_argument("--time-limit", type=int, default=600, help="seconds for the whole run")
     parser.add_argument("--compressed-sizes", action="store_true",
@@ -1083,6 +1205,8 @@ def main():
         metrics_checks(report, servers["swiftkart"], pb, rpc, protocols)
     if report.wanted("c") and "interop" in servers and not missing and args.compressed_sizes:
         compressed_size_check(report, servers["interop"])
+    if report.wanted("g") and "orders" in servers and "swiftkart" in servers and "prometheus_client" not in missing:
+        client_metrics_checks(report, servers, os.path.abspath(args.bin), tmp, args.protos)
     if report.wanted("e"):
         bad_input_checks(report, servers, protocols)
     if report.wanted("f"):

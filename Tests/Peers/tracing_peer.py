@@ -17,7 +17,11 @@ DIR holds the built executables. The peer starts its collector in-process (plain
      rpc.method "ListRaces", rpc.grpc.status_code 0 (an int), status UNSET or OK, 16-byte trace
      ids, 8-byte span ids, start and end times (Unix epoch nanoseconds) within the call;
   b. grpcio's ListRaces with a `traceparent` (random trace id and span id, sampled, and a
-     `tracestate`): the server span continues that trace with that span as its parent;
+     `tracestate`): the server span continues that trace with that span as its parent, and its
+     trace_state is the request's tracestate ("pitlane=peer"); tracestate values by W3C Trace
+     Context's rules: a list with spaces and an empty member, 32 members and 512 characters are
+     carried (the same members); 33 members, 513 characters, an uppercase key, a key twice and a
+     value with "=" are dropped (trace_state empty) and the call still succeeds, in the trace;
   c. WatchRace and FollowRace for an unknown race (NOT_FOUND): the server spans have
      rpc.grpc.status_code 5 and status UNSET, as OTel's gRPC conventions count only UNKNOWN,
      DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE and DATA_LOSS as a server's errors
@@ -34,7 +38,7 @@ DIR holds the built executables. The peer starts its collector in-process (plain
      the spec does not ask for it);
   f. orders-server with --otlp-endpoint: CreateOrder (OK) and GetOrder of an unknown order
      (NOT_FOUND) export "orders.v1.OrderTracking/..." server spans from service.name
-     "orders-server" with the right status codes and parents;
+     "orders-server" with the right status codes, parents and trace_state;
   g. over the whole run: every export request parsed as an ExportTraceServiceRequest, and no
      process traced its own exports (no "opentelemetry.proto.collector.trace.v1.TraceService/
      Export" span: that is a loop in which each batch makes the next one).
@@ -258,6 +262,11 @@ def now_ns():
     return time.time_ns()
 
 
+def short(text, limit=160):
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
 # ---------------------------------------------------------------------------------------------
 # What a span must be
 
@@ -448,18 +457,66 @@ class Run:
                 raise AssertionError(self.missing(f"server span of trace {trace_id}", trace_id)
                                      + (f"; server spans in the call's time: {[s.describe() for s in others]}" if others else ""))
             notes.append(f"server: {span.describe()}")
-            if span.proto.trace_state:
-                notes.append(f"trace_state {span.proto.trace_state!r}")
-            else:
-                notes.append("(the span's trace_state is empty; the request's tracestate was \"pitlane=peer\")")
+            notes.append(f"trace_state {span.proto.trace_state!r}")
             problems = Problems()
             judge_span(problems, span, who="server span", name="SwiftKartService/ListRaces",
                        kind=trace_pb2.Span.SPAN_KIND_SERVER, service="swiftkart-server", rpc_service="SwiftKartService",
                        method="ListRaces", status_code=0, window=window, trace_id=trace_id, parent=span_id)
+            sent = dict(headers).get("tracestate")
+            problems.need(span.proto.trace_state == sent, f"server span: trace_state {span.proto.trace_state!r}, not the "
+                                                          f"request's tracestate {sent!r}")
             problems.raise_any()
 
-        self.report.check("b. grpcio ListRaces with a traceparent from the OpenTelemetry propagator: the server span "
-                          "continues that trace, its parent the caller's span", run)
+        self.report.check("b. grpcio ListRaces with a traceparent and tracestate from the OpenTelemetry propagator: the "
+                          "server span continues that trace, its parent the caller's span, its trace_state the tracestate", run)
+
+    # b. tracestate by W3C Trace Context's rules: carried when well-formed, dropped whole when not
+    def tracestate_rules(self):
+        longest = "a=" + "x" * 254 + ",b=" + "y" * 253  # 512 characters
+        variants = [
+            ("spaces and an empty member", "a=1 , ,b@c=2,congo=t61rcWkgMzE", ["a=1", "b@c=2", "congo=t61rcWkgMzE"]),
+            ("32 list members (W3C's most)", ",".join(f"k{i}=v" for i in range(32)), [f"k{i}=v" for i in range(32)]),
+            ("512 characters", longest, longest.split(",")),
+            ("33 list members", ",".join(f"k{i}=v" for i in range(33)), None),
+            ("513 characters", "a=" + "x" * 254 + ",b=" + "y" * 254, None),
+            ("an uppercase key", "Pitlane=peer", None),
+            ("a key twice", "rojo=1,congo=2,rojo=3", None),
+            ("a value with \"=\"", "a=b=c", None),
+        ]
+        for label, tracestate, members in variants:
+            def run(notes, tracestate=tracestate, members=members):
+                _, trace_pb2 = otlp()
+                trace_id, span_id = f"{secrets.randbits(128) | 1:032x}", f"{secrets.randbits(64) | 1:016x}"
+                self.known_traces.add(trace_id)
+                headers = [("traceparent", f"00-{trace_id}-{span_id}-01"), ("tracestate", tracestate)]
+                window_start = now_ns()
+                try:
+                    races = self.kart.ListRaces(self.pb.ListRacesRequest(limit=2), metadata=headers, timeout=CALL).races
+                except grpc.RpcError as error:
+                    raise AssertionError(f"ListRaces with tracestate {short(tracestate)!r} failed: {error.code()} "
+                                         f"{error.details()!r} (a tracestate must never fail a call)")
+                window = (window_start, now_ns())
+                expect(len(races) == 2, f"ListRaces(limit: 2) returned {len(races)} races")
+                span = self.server_span(trace_id)
+                expect(span is not None, self.missing(f"server span of trace {trace_id}", trace_id))
+                got = span.proto.trace_state
+                notes.append(f"trace_state {short(got, 100)!r}")
+                problems = Problems()
+                judge_span(problems, span, who="server span", name="SwiftKartService/ListRaces",
+                           kind=trace_pb2.Span.SPAN_KIND_SERVER, service="swiftkart-server", rpc_service="SwiftKartService",
+                           method="ListRaces", status_code=0, window=window, trace_id=trace_id, parent=span_id)
+                if members is None:
+                    problems.need(got == "", f"server span: trace_state {short(got)!r} for a malformed tracestate (W3C Trace "
+                                             "Context: a receiver that cannot parse it drops it)")
+                else:
+                    found = [member.strip(" \t") for member in got.split(",") if member.strip(" \t")]
+                    problems.need(found == members, f"server span: trace_state {short(got)!r}, not the members of the "
+                                                    f"request's {short(tracestate)!r}")
+                problems.raise_any()
+
+            outcome = "its members in the server span's trace_state" if members is not None else \
+                "dropped (empty trace_state), the call OK and in the caller's trace"
+            self.report.check(f"b. tracestate with {label}: {outcome}", run)
 
     # c. NOT_FOUND
     def not_found(self):
@@ -806,6 +863,9 @@ class Run:
                                    kind=trace_pb2.Span.SPAN_KIND_SERVER, service="orders-server",
                                    rpc_service="orders.v1.OrderTracking", method=method, status_code=code, window=window,
                                    trace_id=trace_id, parent=parent)
+                        problems.need(span.proto.trace_state == "pitlane=peer",
+                                      f"{method} server span: trace_state {span.proto.trace_state!r}, not the request's "
+                                      "tracestate 'pitlane=peer'")
             finally:
                 child.stop()
             problems.raise_any()
@@ -888,8 +948,9 @@ def main():
         collector.stop()
         exit_now(report.finish())
 
-    for letter, step in (("a", run.cli_to_server), ("b", run.grpcio_traceparent), ("c", run.not_found),
-                         ("d", run.new_traces), ("f", run.orders), ("e", run.collector_down), ("g", run.whole_run)):
+    for letter, step in (("a", run.cli_to_server), ("b", run.grpcio_traceparent), ("b", run.tracestate_rules),
+                         ("c", run.not_found), ("d", run.new_traces), ("f", run.orders), ("e", run.collector_down),
+                         ("g", run.whole_run)):
         if report.wanted(letter):
             step()
     status = report.finish()

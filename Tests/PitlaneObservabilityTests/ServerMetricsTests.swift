@@ -34,6 +34,24 @@ struct ServerMetricsTests {
         #expect(metrics.callsInProgress == 2)  // the running one, and "other" that never finished
     }
 
+    @Test("a service's latency histogram is written after the gauges, in seconds, from its first scrape on")
+    func serviceHistogram() {
+        let metrics = ServerMetrics(services: [EchoService()])
+        let latency = LatencyHistogram()
+        metrics.addHistogram("orders_publish_latency_seconds", help: "Publish latency.", latency)
+        #expect(metrics.render().contains("orders_publish_latency_seconds_count 0\n"))
+        latency.record(.milliseconds(3))
+        latency.record(.zero)
+        let text = metrics.render()
+        #expect(text.contains("# TYPE orders_publish_latency_seconds histogram\n"))
+        #expect(text.contains("orders_publish_latency_seconds_bucket{le=\"0\"} 1\n"))
+        #expect(text.contains("orders_publish_latency_seconds_bucket{le=\"0.002\"} 1\n"))
+        #expect(text.contains("orders_publish_latency_seconds_bucket{le=\"0.003\"} 2\n"))
+        #expect(text.contains("orders_publish_latency_seconds_bucket{le=\"+Inf\"} 2\n"))
+        #expect(text.contains("orders_publish_latency_seconds_sum 0.003\n"))
+        #expect(latency.count == 2)
+    }
+
     @Test("label values are escaped")
     func escaping() {
         #expect(PrometheusText.escape("a\"b\\c\nd") == #"a\"b\\c\nd"#)

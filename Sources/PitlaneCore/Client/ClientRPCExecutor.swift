@@ -5,6 +5,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
     let interceptors: [any ClientInterceptor]
     /// Request bytes kept for replay per RPC (gRFC A6's per-RPC retry buffer).
     let retryBufferBytes: Int
+    /// Told of each call's attempts and end; nil costs nothing per call.
+    let observer: (any ClientCallObserver)?
 
     func execute<In: Sendable, Out: Sendable, Result: Sendable>(
         request: StreamingClientRequest<In>, descriptor: MethodDescriptor,
@@ -14,7 +16,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
     ) async throws -> Result {
         let options = options.merged(with: transport.config(forMethod: descriptor))
         let context = ClientContext(descriptor: descriptor, options: options)
-        let call = Call(executor: self, serializer: serializer, deserializer: deserializer)
+        let callRecorder = observer.map { ClientCallRecorder(observer: $0, method: descriptor, timeSource: transport.timeSource) }
+        let call = Call(executor: self, serializer: serializer, deserializer: deserializer, recorder: callRecorder)
         let run: @Sendable () async throws -> Result = {
             // Streams, producers and forwarders are children of this group: when the response
             // handler returns, cancelling the group closes them all.
@@ -24,10 +27,28 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 return try await onResponse(response)
             }
         }
-        if let timeout = options.timeout {
-            return try await withDeadline(transport.timeSource.now + timeout, on: transport.timeSource, run)
+        guard let recorder = callRecorder else {
+            if let timeout = options.timeout {
+                return try await withDeadline(transport.timeSource.now + timeout, on: transport.timeSource, run)
+            }
+            return try await run()
         }
-        return try await run()
+        // The committed attempt's status ends the call; these end it when none did (an
+        // interceptor answered, or the call failed before an attempt was chosen).
+        do {
+            let result: Result
+            if let timeout = options.timeout {
+                result = try await withDeadline(transport.timeSource.now + timeout, on: transport.timeSource,
+                                                onExpiry: { recorder.expireDeadline() }, run)
+            } else {
+                result = try await run()
+            }
+            recorder.finish(.ok)
+            return result
+        } catch {
+            recorder.finish(RPCError.from(error).code.status)
+            throw error
+        }
     }
 
     /// One call's typed pieces.
@@ -39,6 +60,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
         let executor: ClientRPCExecutor
         let serializer: Serializer
         let deserializer: Deserializer
+        /// The call's measurements, when the client has an observer.
+        let recorder: ClientCallRecorder?
 
         func intercept(
             _ request: StreamingClientRequest<In>, _ context: ClientContext, index: Int,
@@ -63,19 +86,22 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 return try await hedging(request, context, policy: policy, group: &group)
             }
             let attempt = try await openAttempt(context, group: &group)
+            attempt.recorder?.commit()
             guard let stream = attempt.stream else { return StreamingClientResponse(error: attempt.error!) }
             let serializer = self.serializer
             let limit = context.options.maxRequestMessageBytes ?? .max
             let compression = context.options.messageCompression
+            let recorder = attempt.recorder
             group.addTask {
                 await send(metadata: request.metadata, to: stream.outbound) { outbound in
-                    try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound) { message in
-                        try .message(Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"),
-                                     compression?.flagsForWrite ?? [])
+                    try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound) { (message: In) -> RPCRequestPart in
+                        let bytes = try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request")
+                        recorder?.recordSent(bytes.count)
+                        return .message(bytes, compression?.flagsForWrite ?? [])
                     }))
                 }
             }
-            return await response(from: stream, context)
+            return makeResponse(await readHead(stream, recorder), context, recorder)
         }
 
         /// gRFC A6: attempts failing with a retryable code before response headers arrive are
@@ -90,9 +116,10 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 let attempt = try await openAttempt(context, group: &group)
                 let head: ResponseHead
                 let forwarder = RPCCancellationHandle()
+                let recorder = attempt.recorder
                 if let stream = attempt.stream {
-                    group.addTask { await forwarder.run { await forward(replay, request.metadata, to: stream.outbound) } }
-                    head = await readHead(stream)
+                    group.addTask { await forwarder.run { await forward(replay, request.metadata, to: stream.outbound, recorder) } }
+                    head = await readHead(stream, recorder)
                 } else {
                     head = .rejected(attempt.error!)
                 }
@@ -106,7 +133,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                     continue
                 }
                 replay.commit()
-                return makeResponse(head, context)
+                recorder?.commit()
+                return makeResponse(head, context, recorder)
             }
             preconditionFailure("the retry loop returns from its last attempt")
         }
@@ -119,7 +147,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             group: inout ThrowingTaskGroup<Void, any Error>
         ) async throws -> StreamingClientResponse<Out> {
             let replay = startReplay(request, context, group: &group)
-            var attempts: [(release: RPCCancellationHandle, forwarder: RPCCancellationHandle)] = []
+            var attempts: [(release: RPCCancellationHandle, forwarder: RPCCancellationHandle, recorder: ClientAttemptRecorder?)] = []
             var lastFailure = RPCError(code: .unavailable, message: "no hedged attempt answered")
             var pending = 0
             var mayStartMore = true
@@ -131,11 +159,12 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                         let index = attempts.count
                         let attempt = try await openAttempt(context, group: &group)
                         let forwarder = RPCCancellationHandle()
-                        attempts.append((attempt.release, forwarder))
+                        let recorder = attempt.recorder
+                        attempts.append((attempt.release, forwarder, recorder))
                         pending += 1
                         if let stream = attempt.stream {
-                            group.addTask { await forwarder.run { await forward(replay, request.metadata, to: stream.outbound) } }
-                            events.addTask { .head(index, SendableHead(await readHead(stream))) }
+                            group.addTask { await forwarder.run { await forward(replay, request.metadata, to: stream.outbound, recorder) } }
+                            events.addTask { .head(index, SendableHead(await readHead(stream, recorder))) }
                         } else {
                             let error = attempt.error!
                             events.addTask { .head(index, SendableHead(.rejected(error))) }
@@ -170,10 +199,13 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                             handles.release.cancel()
                         }
                         replay.commit()
-                        return makeResponse(head.head, context)
+                        attempts[index].recorder?.commit()
+                        return makeResponse(head.head, context, attempts[index].recorder)
                     }
                 }
                 replay.commit()
+                // No attempt's response reaches the caller: the call ends here.
+                recorder?.finish(lastFailure.code.status)
                 return StreamingClientResponse(error: lastFailure)
             }
         }
@@ -203,11 +235,13 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
 
         /// Sends the request metadata and every buffered message to one attempt's stream.
         private func forward(
-            _ replay: ReplayBuffer<RPCRequestPart>, _ metadata: Metadata, to outbound: RPCWriter<RPCRequestPart>.Closable
+            _ replay: ReplayBuffer<RPCRequestPart>, _ metadata: Metadata, to outbound: RPCWriter<RPCRequestPart>.Closable,
+            _ recorder: ClientAttemptRecorder?
         ) async {
             await send(metadata: metadata, to: outbound) { outbound in
                 var index = 0
                 while let message = try await replay.element(at: index) {
+                    if let recorder, case .message(let bytes, _) = message { recorder.recordSent(bytes.count) }
                     try await outbound.write(message)
                     index += 1
                 }
@@ -232,6 +266,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             var error: RPCError?
             /// Raising it closes the attempt's stream.
             var release: RPCCancellationHandle
+            /// The attempt's measurements, when the client has an observer.
+            var recorder: ClientAttemptRecorder?
         }
 
         /// Opens a transport stream in a child task that keeps it open until released.
@@ -241,19 +277,25 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             let release = RPCCancellationHandle()
             let delivery = OneShot<Result<ClientRPCStream, RPCError>>()
             let transport = executor.transport
+            let recorder = self.recorder?.startAttempt()
             group.addTask {
                 do {
                     try await transport.withStream(descriptor: context.descriptor, options: context.options) { stream in
                         delivery.fulfil(.success(stream))
                         await release.wait()
+                        // Released (retried, lost the hedge) or the call is over: unless a
+                        // status ended the attempt, it was given up.
+                        recorder?.abandon()
                     }
                 } catch {
-                    delivery.fulfil(.failure(RPCError.from(error, unknownMessage: "the transport failed: \(error)")))
+                    let failure = RPCError.from(error, unknownMessage: "the transport failed: \(error)")
+                    recorder?.fail(failure)
+                    delivery.fulfil(.failure(failure))
                 }
             }
             switch try await delivery.value() {
-            case .success(let stream): return Attempt(stream: stream, release: release)
-            case .failure(let error): return Attempt(error: error, release: release)
+            case .success(let stream): return Attempt(stream: stream, release: release, recorder: recorder)
+            case .failure(let error): return Attempt(error: error, release: release, recorder: recorder)
             }
         }
 
@@ -291,30 +333,31 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             init(_ head: ResponseHead) { self.head = head }
         }
 
-        private func readHead(_ stream: ClientRPCStream) async -> ResponseHead {
+        /// The response's metadata, or how the attempt ended without any (which `recorder` records).
+        private func readHead(_ stream: ClientRPCStream, _ recorder: ClientAttemptRecorder?) async -> ResponseHead {
             var iterator = stream.inbound.makeAsyncIterator()
+            let failure: RPCError
             do {
                 switch try await iterator.next() {
                 case .metadata(let metadata)?:
                     return .accepted(metadata, iterator)
                 case .status(let status, let trailers)?:
+                    recorder?.finish(status.code)
                     if let error = RPCError(status: status, metadata: trailers) { return .rejected(error) }
                     return .trailersOnly(trailers)
                 case .message?:
-                    return .rejected(RPCError(code: .internal, message: "the server sent a message before its metadata"))
+                    failure = RPCError(code: .internal, message: "the server sent a message before its metadata")
                 case nil:
-                    return .rejected(RPCError(code: .unavailable, message: "the stream closed before the server answered"))
+                    failure = RPCError(code: .unavailable, message: "the stream closed before the server answered")
                 }
             } catch {
-                return .rejected(RPCError.from(error, unknownMessage: "reading the response failed: \(error)"))
+                failure = RPCError.from(error, unknownMessage: "reading the response failed: \(error)")
             }
+            recorder?.fail(failure)
+            return .rejected(failure)
         }
 
-        private func response(from stream: ClientRPCStream, _ context: ClientContext) async -> StreamingClientResponse<Out> {
-            makeResponse(await readHead(stream), context)
-        }
-
-        private func makeResponse(_ head: ResponseHead, _ context: ClientContext) -> StreamingClientResponse<Out> {
+        private func makeResponse(_ head: ResponseHead, _ context: ClientContext, _ recorder: ClientAttemptRecorder?) -> StreamingClientResponse<Out> {
             switch head {
             case .rejected(let error):
                 return StreamingClientResponse(error: error)
@@ -327,16 +370,23 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 let parts = MappedSequence(base: IteratorSequence(iterator: iterator)) { part -> StreamingClientResponse<Out>.BodyPart? in
                     switch part {
                     case .message(let bytes, let flags):
+                        recorder?.recordReceived(bytes.count)
                         compression?.recordRead(flags)
                         return .message(try deserializer.deserialize(Self.checkedSize(bytes, limit: limit, what: "response")))
                     case .status(let status, let trailers):
+                        recorder?.finish(status.code)
                         if let error = RPCError(status: status, metadata: trailers) { throw error }
                         return .trailingMetadata(trailers)
                     case .metadata:
                         throw RPCError(code: .internal, message: "the server sent metadata twice")
                     }
                 }
-                return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: parts))))
+                guard let recorder else {
+                    return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: parts))))
+                }
+                // An error that ends the parts (the transport's, a limit's) ends the attempt.
+                let observed = FailureObservingSequence(base: parts) { error in recorder.fail(error) }
+                return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: observed))))
             }
         }
 

@@ -25,9 +25,12 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
     /// - Parameters:
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - retryBufferBytes: request bytes kept per RPC so it can be retried. Default 256 KiB.
-    public init(transport: Transport, interceptors: [any ClientInterceptor] = [], retryBufferBytes: Int = 256 * 1024) {
+    ///   - observer: told of every RPC's attempts and end (metrics: `ClientMetrics`). Default none.
+    public init(transport: Transport, interceptors: [any ClientInterceptor] = [], retryBufferBytes: Int = 256 * 1024,
+                observer: (any ClientCallObserver)? = nil) {
         self.transport = transport
-        executor = ClientRPCExecutor(transport: transport, interceptors: interceptors, retryBufferBytes: retryBufferBytes)
+        executor = ClientRPCExecutor(transport: transport, interceptors: interceptors, retryBufferBytes: retryBufferBytes,
+                                     observer: observer)
     }
 
     /// Runs the transport's connections until `beginGracefulShutdown()` and the last RPC end.
@@ -164,12 +167,13 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
 }
 
 /// Runs a client for the duration of `body`: connections run alongside, and the client
-/// shuts down gracefully when `body` returns or throws.
+/// shuts down gracefully when `body` returns or throws. `observer` is told of every RPC's
+/// attempts and end (`ClientMetrics` counts them).
 public func withGRPCClient<Transport: ClientTransport, Result: Sendable>(
-    transport: Transport, interceptors: [any ClientInterceptor] = [],
+    transport: Transport, interceptors: [any ClientInterceptor] = [], observer: (any ClientCallObserver)? = nil,
     handleClient: (GRPCClient<Transport>) async throws -> Result
 ) async throws -> Result {
-    let client = GRPCClient(transport: transport, interceptors: interceptors)
+    let client = GRPCClient(transport: transport, interceptors: interceptors, observer: observer)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await client.runConnections() }
         defer { client.beginGracefulShutdown() }

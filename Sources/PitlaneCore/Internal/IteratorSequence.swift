@@ -11,9 +11,11 @@ struct IteratorSequence<Base: AsyncIteratorProtocol>: AsyncSequence, @unchecked 
 
 /// Runs `operation` and fails it with `.deadlineExceeded` (cancelling it) if `deadline`
 /// passes first. The operation runs in a child task, so the caller's own task is never
-/// cancelled; the timer is freed as soon as the operation returns.
+/// cancelled; the timer is freed as soon as the operation returns. `onExpiry` runs when the
+/// deadline passes, just before the cancellation.
 func withDeadline<T: Sendable>(
     _ deadline: ContinuousClock.Instant, on timeSource: TimeSource,
+    onExpiry: @escaping @Sendable () -> Void = {},
     _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
@@ -27,7 +29,10 @@ func withDeadline<T: Sendable>(
             }
             return try result.get()
         }
-        let timer = timeSource.schedule(at: deadline) { handle.expireDeadline() }
+        let timer = timeSource.schedule(at: deadline) {
+            onExpiry()
+            handle.expireDeadline()
+        }
         defer { timer.cancel() }
         return try await group.next()!
     }

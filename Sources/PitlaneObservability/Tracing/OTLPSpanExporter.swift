@@ -68,7 +68,8 @@ public final class OTLPSpanExporter: Sendable {
 
     // MARK: Exporting
 
-    private func take() -> [OTLPSpan] {
+    /// The spans queued, taken off the queue (internal: tests read what was recorded).
+    func take() -> [OTLPSpan] {
         queue.withLock { queue in
             defer { queue.spans.removeAll(keepingCapacity: true) }
             return queue.spans

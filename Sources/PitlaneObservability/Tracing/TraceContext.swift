@@ -1,5 +1,6 @@
 /// Where a span sits in a trace, as W3C Trace Context carries it between processes in the
-/// `traceparent` header: `00-<trace id, 32 hex>-<parent span id, 16 hex>-<flags, 2 hex>`.
+/// `traceparent` header: `00-<trace id, 32 hex>-<parent span id, 16 hex>-<flags, 2 hex>`,
+/// with the vendors' `tracestate` beside it.
 public struct TraceContext: Sendable, Hashable {
     /// 16 bytes, not all zero.
     public var traceID: [UInt8]
@@ -7,6 +8,9 @@ public struct TraceContext: Sendable, Hashable {
     public var spanID: [UInt8]
     /// Bit 0: sampled.
     public var flags: UInt8
+    /// The `tracestate` header's list (`vendor=value,…`), well-formed, or empty for none; it
+    /// stays the same along the trace unless a vendor changes its own entry.
+    public var traceState: String
 
     /// A new trace's first span, sampled.
     public static func newTrace() -> TraceContext {
@@ -15,7 +19,7 @@ public struct TraceContext: Sendable, Hashable {
 
     /// A span in the same trace, whose parent is this one.
     public func child() -> TraceContext {
-        TraceContext(traceID: traceID, spanID: Self.randomID(8), flags: flags)
+        TraceContext(traceID: traceID, spanID: Self.randomID(8), flags: flags, traceState: traceState)
     }
 
     /// Parses a `traceparent` value; nil when malformed (the receiver then starts a new trace).
@@ -30,10 +34,19 @@ public struct TraceContext: Sendable, Hashable {
         self.init(traceID: trace, spanID: span, flags: flags[0])
     }
 
-    public init(traceID: [UInt8], spanID: [UInt8], flags: UInt8) {
+    /// Parses a `traceparent` value and the `tracestate` values that came with it; nil when the
+    /// `traceparent` is malformed (its `tracestate` is then ignored, as W3C Trace Context
+    /// says). A malformed `tracestate` alone is dropped: the context has none.
+    public init?(traceparent: String, tracestate: [String]) {
+        self.init(traceparent: traceparent)
+        traceState = TraceState.validated(tracestate) ?? ""
+    }
+
+    public init(traceID: [UInt8], spanID: [UInt8], flags: UInt8, traceState: String = "") {
         self.traceID = traceID
         self.spanID = spanID
         self.flags = flags
+        self.traceState = traceState
     }
 
     /// The `traceparent` header value naming this span as the parent.
@@ -42,6 +55,14 @@ public struct TraceContext: Sendable, Hashable {
     }
 
     public var traceIDHex: String { Self.hex(traceID) }
+
+    /// The span the current task works for: ``TracingServerInterceptor`` sets it while a
+    /// handler runs (and the tasks it starts inherit it), and ``TracingClientInterceptor``
+    /// makes the calls made there children of it, forwarding its `tracestate`.
+    public static var current: TraceContext? { currentSpan.get() }
+
+    /// The task-local binding behind ``current``.
+    static let currentSpan = TaskLocal<TraceContext?>(wrappedValue: nil)
 
     static func randomID(_ count: Int) -> [UInt8] {
         var generator = SystemRandomNumberGenerator()

@@ -2,7 +2,13 @@ import PitlaneCore
 
 /// A server span per RPC (OpenTelemetry's RPC conventions: name `service/method`, kind
 /// SERVER, `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code`), continuing the
-/// trace of the client's `traceparent` when it sent one, and recorded on `exporter`.
+/// trace of the client's `traceparent` when it sent one, with its `tracestate` (when
+/// well-formed: W3C Trace Context's limits, else dropped) as the span's `trace_state`, and
+/// recorded on `exporter`.
+///
+/// While the handler runs, the span is ``TraceContext/current``: calls the handler makes
+/// through a client with ``TracingClientInterceptor`` continue the trace and forward the
+/// `tracestate`.
 public struct TracingServerInterceptor: ServerInterceptor {
     private let exporter: OTLPSpanExporter
 
@@ -14,15 +20,28 @@ public struct TracingServerInterceptor: ServerInterceptor {
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async throws -> StreamingServerResponse<Output> {
-        let parent = request.metadata[stringValues: "traceparent"].first.flatMap(TraceContext.init(traceparent:))
-        let span = SpanInProgress(kind: .server, context: parent?.child() ?? .newTrace(), parent: parent,
+        let tracestate = request.metadata[stringValues: "tracestate"]
+        let parent = request.metadata[stringValues: "traceparent"].first.flatMap {
+            TraceContext(traceparent: $0, tracestate: tracestate)
+        }
+        let spanContext = parent?.child() ?? .newTrace()
+        let span = SpanInProgress(kind: .server, context: spanContext, parent: parent,
                                   method: context.descriptor, peer: context.peer)
         let exporter = self.exporter
-        return try await observing(request, context, next: next) { status in exporter.record(span.finished(status)) }
+        let response = try await TraceContext.currentSpan.withValue(spanContext) {
+            try await observing(request, context, next: next) { status in exporter.record(span.finished(status)) }
+        }
+        guard case .success(let contents) = response.accepted else { return response }
+        // The handler's messages are written after this returns: in the span's context too.
+        return StreamingServerResponse(metadata: contents.metadata) { writer in
+            try await TraceContext.currentSpan.withValue(spanContext) { try await contents.producer(writer) }
+        }
     }
 }
 
 /// A client span per RPC (kind CLIENT), whose context goes to the server in `traceparent`.
+/// A call made while a server span is ``TraceContext/current`` (in a handler of a server with
+/// ``TracingServerInterceptor``) is its child, in its trace, and sends its `tracestate` on.
 public struct TracingClientInterceptor: ClientInterceptor {
     private let exporter: OTLPSpanExporter
 
@@ -34,9 +53,14 @@ public struct TracingClientInterceptor: ClientInterceptor {
         request: StreamingClientRequest<Input>, context: ClientContext,
         next: (StreamingClientRequest<Input>, ClientContext) async throws -> StreamingClientResponse<Output>
     ) async throws -> StreamingClientResponse<Output> {
-        let span = SpanInProgress(kind: .client, context: .newTrace(), parent: nil, method: context.descriptor, peer: nil)
+        let parent = TraceContext.current
+        let span = SpanInProgress(kind: .client, context: parent?.child() ?? .newTrace(), parent: parent,
+                                  method: context.descriptor, peer: nil)
         var request = request
         request.metadata.replaceOrAddString(span.context.traceparent, forKey: "traceparent")
+        if !span.context.traceState.isEmpty {
+            request.metadata.replaceOrAddString(span.context.traceState, forKey: "tracestate")
+        }
         let exporter = self.exporter
         do {
             let response = try await next(request, context)
@@ -71,8 +95,11 @@ struct SpanInProgress: Sendable {
         .with { span in
             span.traceID = context.traceID
             span.spanID = context.spanID
+            span.traceState = context.traceState
             if let parent { span.parentSpanID = parent.spanID }
-            span.flags = UInt32(context.flags) | 0x100  // bit 8: the parent's remoteness is known
+            // Bit 8: whether the parent is remote is known; bit 9: it is (a server span's parent
+            // is the calling process's span; a client span's, a span of this process).
+            span.flags = UInt32(context.flags) | 0x100 | (kind == .server && parent != nil ? 0x200 : 0)
             span.name = method.fullyQualifiedMethod
             span.kind = kind
             span.startTimeUnixNano = start

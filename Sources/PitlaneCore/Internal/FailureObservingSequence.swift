@@ -1,0 +1,27 @@
+/// A sequence passed through, telling `failed` about the error that ends it, if one does: a
+/// client's response parts, so that an attempt that fails mid-stream (a lost connection, a
+/// message over the limit) ends with its error's code in the client's metrics.
+struct FailureObservingSequence<Base: AsyncSequence & Sendable>: AsyncSequence, Sendable where Base.Element: Sendable {
+    typealias Element = Base.Element
+
+    let base: Base
+    let failed: @Sendable (any Error) -> Void
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: Base.AsyncIterator
+        let failed: @Sendable (any Error) -> Void
+
+        mutating func next() async throws -> Element? {
+            do {
+                return try await base.next()
+            } catch {
+                failed(error)
+                throw error
+            }
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), failed: failed)
+    }
+}
