@@ -584,14 +584,18 @@ def check_proto2_invalid_utf8(group):
         return tag + bytes([len(data)]) + data
     # Canonical inputs (fields in number order), so the output must be the very same bytes:
     # optional_string (14), repeated_string (44), recursive_message (27), oneof_string (113),
-    # map_string_string keys (69; deterministic output sorts keys by their bytes).
+    # map_string_string keys and values (69; deterministic output sorts keys by their bytes).
     cases = [field(b"\x72", b"\xff\xfeabc"),
              field(b"\xe2\x02", b"\xc3\x28") + field(b"\xe2\x02", b"ok\x80") + field(b"\xe2\x02", b""),
              field(b"\x72", b"\xed\xa0\x80") + field(b"\xda\x01", field(b"\x72", b"\xc0\xafnested"))
              + field(b"\x8a\x07", b"\xf8\x88\x80\x80\x80"),
              # map_string_string (69): two keys that differ only in their invalid bytes.
              field(b"\xaa\x04", field(b"\x0a", b"\xfea") + field(b"\x12", b"x"))
-             + field(b"\xaa\x04", field(b"\x0a", b"\xffa") + field(b"\x12", b"y"))]
+             + field(b"\xaa\x04", field(b"\x0a", b"\xffa") + field(b"\x12", b"y")),
+             # ... and values: one invalid, one valid, one invalid.
+             field(b"\xaa\x04", field(b"\x0a", b"a") + field(b"\x12", b"\xe0\x80"))
+             + field(b"\xaa\x04", field(b"\x0a", b"b") + field(b"\x12", b"fine"))
+             + field(b"\xaa\x04", field(b"\x0a", b"c") + field(b"\x12", b"x\xf5\x80\x80\x80"))]
     for payload in cases:
         if tm2.TestAllTypesProto2.FromString(payload).SerializeToString(deterministic=True) != payload:
             group.fail(payload.hex(), "judge: Python does not keep these bytes")

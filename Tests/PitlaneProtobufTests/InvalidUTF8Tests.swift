@@ -67,6 +67,21 @@ struct InvalidUTF8Tests {
         #expect(key.invalidUTF8 == nil && key == ProtoStringKey("plain"))
     }
 
+    @Test("map values: each entry's invalid bytes are kept under its key; a value set since is written as set")
+    func mapValues() throws {
+        // map<int32, string> labels = 34: entries 1 → FF, 2 → "ok", 3 → C0 AF.
+        let entries = Self.field([0x92, 0x02], [0x08, 0x01] + Self.field([0x12], [0xFF]))
+            + Self.field([0x92, 0x02], [0x08, 0x02] + Self.field([0x12], Array("ok".utf8)))
+            + Self.field([0x92, 0x02], [0x08, 0x03] + Self.field([0x12], [0xC0, 0xAF]))
+        var message = try Message(serializedBytes: [0x08, 0x01] + entries)
+        #expect(message.labels == [1: "\u{FFFD}", 2: "ok", 3: "\u{FFFD}\u{FFFD}"])
+        #expect(try message.serializedBytes(options: .init(deterministic: true)) == [0x08, 0x01] + entries)
+        #expect(message.encodedSize() == 2 + entries.count)
+        message.labels[3] = "new"
+        let reread = try Message(serializedBytes: try message.serializedBytes())
+        #expect(reread.labels[3] == "new" && reread.unknownFields.invalidUTF8.bytes(ofMapValue: reread.labels[1]!, key: 1, ProtoInt32.self, fieldNumber: 34) == [0xFF])
+    }
+
     @Test("equality sees the bytes: messages with different invalid bytes differ")
     func equality() throws {
         let first = try Message(serializedBytes: [0x08, 0x01] + Self.field([0x1A], [0xFF]))

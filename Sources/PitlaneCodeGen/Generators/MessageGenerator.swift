@@ -224,6 +224,10 @@ struct MessageGenerator {
         let storage = base + field.storageName
         if let entry = field.mapEntry {
             out.line("case \(field.lengthDelimitedTag):")
+            if entry.fields[1].isUnverifiedString {
+                out.line("    try reader.readUnverifiedStringMapEntry(\(entry.fields[0].codec), into: &\(storage), \(field.unverifiedArguments()), unknownFields: &self.unknownFields)")
+                return
+            }
             out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage), unknownFields: &self.unknownFields)")
             return
         }
@@ -306,7 +310,11 @@ struct MessageGenerator {
     private func writeEncodeField(_ field: FieldInfo, to out: inout CodeWriter) {
         let storage = base + field.storageName
         if let entry = field.mapEntry {
-            out.line("writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
+            if entry.fields[1].isUnverifiedString {
+                out.line("writer.writeUnverifiedStringMap(\(entry.fields[0].codec), \(storage), tag: \(field.lengthDelimitedTag), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+            } else {
+                out.line("writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
+            }
             return
         }
         if field.isRepeated {
@@ -364,7 +372,9 @@ struct MessageGenerator {
     private func writeSizeField(_ field: FieldInfo, to out: inout CodeWriter) {
         let storage = base + field.storageName
         let size = "\(runtime)ProtoSize"
-        if let entry = field.mapEntry {
+        if let entry = field.mapEntry, entry.fields[1].isUnverifiedString {
+            out.line("size += \(size).unverifiedStringMap(\(entry.fields[0].codec), \(storage), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+        } else if let entry = field.mapEntry {
             out.line("size += \(size).map(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tagSize: \(field.tagSize))")
         } else if field.isRepeated {
             if field.isGroup {
