@@ -54,7 +54,7 @@ public struct TextFormatReader {
                 return
             }
             if scanner.consume(UInt8(ascii: "[")) {
-                let name = try scannedAndKept { (scanner: inout TextFormatScanner) throws(ScanError) in try scanner.bracketedName() }
+                let name = try scanning { (scanner: inout TextFormatScanner) throws(ScanError) in try scanner.bracketedName() }
                 if var any = message as? Google_Protobuf_Any, name.contains("/") {
                     try readExpandedAny(url: name, into: &any, at: start)
                     message = any as! M
@@ -116,7 +116,7 @@ public struct TextFormatReader {
         if hasValue { claimed[claimed.count - 1].insert(2) }
     }
 
-    private mutating func scannedAndKept<T>(_ body: (inout TextFormatScanner) throws(ScanError) -> T) throws -> T {
+    private mutating func scanning<T>(_ body: (inout TextFormatScanner) throws(ScanError) -> T) throws -> T {
         do {
             return try body(&scanner)
         } catch {
@@ -261,7 +261,7 @@ public struct TextFormatReader {
     /// One or more adjacent quoted strings, as bytes.
     public mutating func readBytes() throws -> [UInt8] {
         guard scanner.atString() else { throw error("expected a quoted string") }
-        return try scannedAndKept { (scanner: inout TextFormatScanner) throws(ScanError) in try scanner.quotedBytes() }
+        return try scanning { (scanner: inout TextFormatScanner) throws(ScanError) in try scanner.quotedBytes() }
     }
 
     /// A quoted string; with `validatingUTF8`, bytes that are not UTF-8 are an error,

@@ -7,6 +7,10 @@ public struct TextFormatWriter {
     @usableFromInline var bytes: [UInt8] = []
     @usableFromInline var depth = 0
 
+    /// How deep an expanded `Any` or a nested group of unknown fields is printed; deeper ones
+    /// print as their bytes, since payloads opaque to the binary decoder may nest without end.
+    static let maxDepth = 100
+
     public init(options: TextFormatEncodingOptions = .init()) {
         self.options = options
     }
@@ -135,10 +139,10 @@ public struct TextFormatWriter {
     }
 
     /// Writes an `Any` as `[url] { … }`; false (the caller prints its two fields) when the
-    /// registry does not know the type, or beyond 100 levels: an `Any`'s payload is opaque
+    /// registry does not know the type, or beyond `maxDepth` levels: an `Any`'s payload is opaque
     /// bytes to the binary decoder and may nest without end.
     private mutating func writeExpanded(_ any: Google_Protobuf_Any) -> Bool {
-        guard depth < 100, any.typeURL.contains("/"), let type = options.typeRegistry.type(named: any.typeName) else {
+        guard depth < Self.maxDepth, any.typeURL.contains("/"), let type = options.typeRegistry.type(named: any.typeName) else {
             return false
         }
         func expand<T: Message>(_ type: T.Type) -> Bool {
@@ -172,7 +176,7 @@ public struct TextFormatWriter {
                 writeUnknownLine(number, "0x" + hex(UInt64(value), digits: 8))
             case .lengthDelimited:
                 guard let value = try? reader.readLengthDelimited() else { return }
-                if depth < 100, !value.isEmpty, Self.parsesAsFields(value) {
+                if depth < Self.maxDepth, !value.isEmpty, Self.parsesAsFields(value) {
                     // As C++ prints it: bytes that read as fields are shown as a message.
                     beginMessage(String(number))
                     var nested = ProtoReader(value)
