@@ -111,7 +111,7 @@ let package = Package(
 
         .executableTarget(
             name: "pitlane-bench-server",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneObservability", "PitlaneProtobuf"],
             path: "Benchmarks/GRPCBench",
             plugins: ["PitlaneGenerator"]
         ),

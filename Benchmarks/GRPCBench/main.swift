@@ -1,7 +1,13 @@
-// Pitlane's benchmark server: `pitlane-bench-server [--port N]`; prints "listening PORT".
+// Pitlane's benchmark server: `pitlane-bench-server [--port N] [--max-streams N] [--metrics]
+// [--otlp-endpoint HOST:PORT]`; prints "listening PORT".
+//   --metrics                  ServerMetrics counts every call and /metrics serves them, as on
+//                              the project's servers (the cost of metrics, beside none)
+//   --otlp-endpoint HOST:PORT  a server span per call (every call: Pitlane samples all), exported
+//                              in batches to that collector (the cost of tracing, beside none)
 import Glibc
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneObservability
 import PitlaneProtobuf
 
 struct BenchService: Bench_V1_Bench.SimpleServiceProtocol {
@@ -26,27 +32,54 @@ struct BenchService: Bench_V1_Bench.SimpleServiceProtocol {
 var port = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var maxStreams = 100
+var metricsOn = false
+var otlpEndpoint: String?
 while let flag = arguments.next() {
-    let value = arguments.next().flatMap(Int.init)
-    if flag == "--port", let value { port = value }
-    if flag == "--max-streams", let value { maxStreams = value }
+    switch flag {
+    case "--metrics": metricsOn = true
+    case "--otlp-endpoint": otlpEndpoint = arguments.next()
+    default:
+        let value = arguments.next().flatMap(Int.init)
+        if flag == "--port", let value { port = value }
+        if flag == "--max-streams", let value { maxStreams = value }
+    }
 }
 var config = HTTP2ServerTransport.Config.defaults
 config.eventLoopThreads = 1
 config.maxConcurrentStreams = maxStreams
+let services: [any RegistrableRPCService] = [BenchService()]
+let metrics = metricsOn ? ServerMetrics(services: services) : nil
+if let metrics {
+    config.httpEndpoints["/metrics"] = HTTPEndpoint {
+        .text(200, metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+}
+// Tracing: the exporter and where it sends.
+let tracing = otlpEndpoint.map { (spans: OTLPSpanExporter(serviceName: "pitlane-bench-server"), endpoint: $0) }
 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: port), config: config)
-let server = GRPCServer(transport: transport, services: [BenchService()])
+let interceptors: [any ServerInterceptor] = tracing.map { [TracingServerInterceptor(exporter: $0.spans)] } ?? []
+let server = GRPCServer(transport: transport, services: services, interceptors: interceptors, observer: metrics)
+metrics?.observe(transport)
+
 // The main thread only waits: an async main parks it in libdispatch's sigsuspend, which
 // valgrind 3.19 (Debian 12) cannot follow, and scripts/bench-instructions runs this server
 // under valgrind. Detached: top-level code is on the main actor, and the main thread waits.
-Task.detached {
+Task.detached { [tracing] in
     do {
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.serve() }
-            let bound = try await server.listeningAddress
-            print("listening \(bound.port ?? 0)")
-            fflush(nil)  // flushes every output stream; the harness reads this line through a pipe
-            try await group.waitForAll()
+        let serve: () async throws -> Void = {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await server.serve() }
+                let bound = try await server.listeningAddress
+                print("listening \(bound.port ?? 0)")
+                fflush(nil)  // flushes every output stream; the harness reads this line through a pipe
+                try await group.waitForAll()
+            }
+        }
+        // With tracing, spans go to the collector in batches while the server runs.
+        if let tracing {
+            try await tracing.spans.exporting(to: tracing.endpoint, body: serve)
+        } else {
+            try await serve()
         }
         exit(0)
     } catch {

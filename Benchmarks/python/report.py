@@ -6,7 +6,9 @@
                        "p99_us", "mean_latency", "failed"}; the stream clients' {"impl",
                        "client", "case", "bytes", "per_s", "p50_us", "p99_us"}; {"case": "rss"},
                        {"case": "idle streams"}, {"case": "idle connections"} and {"case": "load"}; the runs of a case are
-                       reduced to their median
+                       reduced to their median; impl "pitlane-metrics" and "pitlane-tracing" are Pitlane's
+                       server with metrics on and with tracing on, compared with "pitlane" (both off)
+  report.py instructions  lines from scripts/bench-instructions: {"impl", "case", "instructions", "allocations"}
   report.py swiftkart  lines: {"followers", "p50_ms", "p99_ms", "messages_per_s", "server_rss_kib", "kib_per_follower"}
 """
 import json
@@ -135,6 +137,7 @@ def grpc(rows):
         rate = figure("pitlane", case, "rps")
         ratio = f"{rate / grpc_rate:.2f}" if rate and grpc_rate else "-"
         print(f"{label:<30} {'req/s':<8} {f'{rate:,.0f}' if rate else '-':>10} {ratio:>16}")
+    observability(figure)
     # A/B against an earlier build (PITLANE_BASE_SERVER): gRPC's unary rate may not fall by more than 3 %.
     for case in ("unary c=1 m=1", "unary c=4 m=32"):
         now, before = figure("pitlane", case, "rps"), figure("pitlane-base", case, "rps")
@@ -146,6 +149,37 @@ def grpc(rows):
     for row in rows:
         if row["case"] == "load":
             print(f"load average at the {row['when']}: {row['loadavg']}")
+
+
+def observability(figure):
+    """Pitlane's unary rate with metrics on and with tracing on, beside both off, in the same
+    runs. The issue's target: metrics on (tracing off) within 5 % of both off; tracing's cost
+    (every call sampled, spans exported) is reported, as time per call: 1/rate on minus 1/rate
+    off (at c=1 m=1 that is latency added to each call; at c=4 m=32, server time per call)."""
+    print(f"{'metrics and tracing (pitlane)':<30} {'unit':<8} {'off':>10} {'metrics':>10} {'÷ off':>7} "
+          f"{'tracing':>10} {'÷ off':>7} {'tracing µs/call':>16}")
+    verdicts = []
+    for case in ("unary c=1 m=1", "unary c=4 m=32"):
+        off, metrics, tracing = (figure(impl, case, "rps") for impl in ("pitlane", "pitlane-metrics", "pitlane-tracing"))
+        metrics_ratio = metrics / off if metrics and off else None
+        tracing_ratio = tracing / off if tracing and off else None
+        cost = (1 / tracing - 1 / off) * 1e6 if tracing and off else None
+        if metrics_ratio is not None:
+            verdicts.append((case, metrics_ratio))
+
+        def rate(value):
+            return f"{value:,.0f}" if value else "-"
+
+        def ratio(value):
+            return f"{value:.3f}" if value is not None else "-"
+        print(f"{case + ' (h2load)':<30} {'req/s':<8} {rate(off):>10} {rate(metrics):>10} {ratio(metrics_ratio):>7} "
+              f"{rate(tracing):>10} {ratio(tracing_ratio):>7} {f'{cost:+.2f}' if cost is not None else '-':>16}")
+    if verdicts:
+        worst_case, worst = min(verdicts, key=lambda item: item[1])
+        print(f"metrics on, tracing off: {worst - 1:+.1%} req/s at worst ({worst_case}) "
+              f"{'met' if worst >= 0.95 else 'SHORT'} (target: within 5 % of both off)")
+    else:
+        print("metrics on, tracing off: not measured")
 
 
 def swiftkart(rows):
@@ -161,12 +195,24 @@ def swiftkart(rows):
 
 
 def instructions(rows):
-    """Per unary call on the server, counted by valgrind: Pitlane beside gRPC C++."""
+    """Per unary call on the server, counted by valgrind: Pitlane beside gRPC C++, and Pitlane
+    with metrics on and with tracing on (every call sampled, spans exported) beside both off."""
     by_impl = {row["impl"]: row for row in rows}
-    print(f"{'server':<8} {'instructions':>13} {'allocations':>12}")
-    for impl in ("pitlane", "cpp"):
+    print(f"{'server':<16} {'instructions':>13} {'allocations':>12}")
+    for impl in ("pitlane", "pitlane-metrics", "pitlane-tracing", "cpp"):
         if impl in by_impl:
-            print(f"{impl:<8} {by_impl[impl]['instructions']:>13,} {by_impl[impl]['allocations']:>12,}")
+            print(f"{impl:<16} {by_impl[impl]['instructions']:>13,} {by_impl[impl]['allocations']:>12,}")
+    base = by_impl.get("pitlane")
+    for impl, label, target in (("pitlane-metrics", "metrics on", 0.05),
+                                ("pitlane-tracing", "tracing on (every call sampled, spans exported)", None)):
+        row = by_impl.get(impl)
+        if base is None or row is None:
+            continue
+        extra = row["instructions"] - base["instructions"]
+        share = extra / base["instructions"]
+        allocations = row["allocations"] - base["allocations"]
+        verdict = f"{'met' if share <= target else 'SHORT'} (target ≤ {target:.0%})" if target is not None else "(reported)"
+        print(f"{label}: {extra:+,} instructions ({share:+.1%}) and {allocations:+,} allocations per unary call {verdict}")
     if "pitlane" in by_impl and "cpp" in by_impl:
         ours, theirs = by_impl["pitlane"], by_impl["cpp"]
         ratio = ours["instructions"] / theirs["instructions"]

@@ -7,9 +7,28 @@ extension CommandLineOptions {
     /// (spans to an OpenTelemetry collector over OTLP/gRPC; off without it).
     public static let operatorOptions: Set<String> = ["log-format", "drain-delay", "otlp-endpoint"]
 
+    /// The bare flag beside `--otlp-endpoint`, for servers and clients that trace:
+    /// `--otlp-message-events` gives each span a "message" event per message sent and received
+    /// (off by default).
+    public static let tracingFlags: Set<String> = ["otlp-message-events"]
+
     /// `--otlp-endpoint HOST:PORT`: an exporter of spans for `serviceName`, or nil (tracing off).
     public func spanExporter(serviceName: String) -> OTLPSpanExporter? {
         self["otlp-endpoint"] == nil ? nil : OTLPSpanExporter(serviceName: serviceName)
+    }
+
+    /// A server's tracing interceptor recording on `exporter` (none when tracing is off), with
+    /// message events under `--otlp-message-events`.
+    public func tracingServerInterceptors(_ exporter: OTLPSpanExporter?) -> [any ServerInterceptor] {
+        guard let exporter else { return [] }
+        return [TracingServerInterceptor(exporter: exporter, messageEvents: has("otlp-message-events"))]
+    }
+
+    /// A client's tracing interceptor recording on `exporter` (none when tracing is off), with
+    /// message events under `--otlp-message-events`.
+    public func tracingClientInterceptors(_ exporter: OTLPSpanExporter?) -> [any ClientInterceptor] {
+        guard let exporter else { return [] }
+        return [TracingClientInterceptor(exporter: exporter, messageEvents: has("otlp-message-events"))]
     }
 
     /// Runs `body`, exporting `exporter`'s spans to `--otlp-endpoint` meanwhile (when tracing is on).

@@ -4,7 +4,8 @@ import PitlaneProtobuf
 
 /// One structured line per RPC a server handles, for log pipelines: the time, a level (info
 /// for OK, warn for the client's errors, error for the server's), the method, the status, the
-/// duration, the peer and, when the client sent W3C Trace Context, the trace id.
+/// duration, the peer and, when the client sent W3C Trace Context, the trace id. Calls to
+/// methods the server does not serve are logged too, with the method the client named.
 ///
 /// ```
 /// {"ts":"2026-12-02T07:20:01.123Z","level":"warn","event":"rpc","method":"SwiftKartService/FollowRace","status":"NOT_FOUND","duration_ms":0.4,"peer":"ipv4:127.0.0.1:51234"}
@@ -28,6 +29,10 @@ public struct AccessLogInterceptor: ServerInterceptor {
         self.format = format
         self.write = write
     }
+
+    /// True: calls to methods the server does not serve get their line too (UNIMPLEMENTED, the
+    /// method as the client named it).
+    public var seesUnservedCalls: Bool { true }
 
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,

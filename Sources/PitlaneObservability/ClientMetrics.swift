@@ -12,8 +12,9 @@ import PitlaneCore
 /// | `grpc.client.call.duration` | `grpc_client_call_duration_seconds` | and `grpc_status` |
 ///
 /// A call makes one attempt, or more under a retry or hedging policy (the service config's or
-/// the call options'); each attempt counts. Message sizes are serialized sizes, before
-/// compression, as on the server.
+/// the call options'); each attempt counts. Message sizes are as on the wire, compressed when
+/// the call compresses (the transport's ``MessageWireCounts``; serialized sizes in process), as
+/// on the server.
 ///
 /// Counting costs a few relaxed atomic adds and no lock: each method named at init has its
 /// counters from the start and a call looks them up once; any other method counts as
@@ -103,9 +104,9 @@ public final class ClientMetrics: ClientCallObserver {
         histogram(&out, all, name: "grpc_client_attempt_duration_seconds", layout: .latency, offset: Self.attemptDuration,
                   help: "Time from the start of an RPC attempt to its status, by method, target and status.")
         histogram(&out, all, name: "grpc_client_attempt_sent_total_compressed_message_size_bytes", layout: .size,
-                  offset: Self.sentSize, help: "Bytes of messages an RPC attempt sent (serialized, before compression).")
+                  offset: Self.sentSize, help: "Bytes of messages an RPC attempt sent, as on the wire (compressed).")
         histogram(&out, all, name: "grpc_client_attempt_rcvd_total_compressed_message_size_bytes", layout: .size,
-                  offset: Self.receivedSize, help: "Bytes of messages an RPC attempt received (serialized, before compression).")
+                  offset: Self.receivedSize, help: "Bytes of messages an RPC attempt received, as on the wire (compressed).")
         histogram(&out, all, name: "grpc_client_call_duration_seconds", layout: .latency, offset: Self.callDuration,
                   help: "Time from the start of an RPC to the status its caller sees, over all its attempts.")
         return out.text

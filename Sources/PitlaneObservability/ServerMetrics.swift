@@ -94,13 +94,13 @@ public final class ServerMetrics: ServerCallObserver {
         for method in all { out.sample("grpc_server_call_started_total", [("grpc_method", method.label)], String(method.counters.load(0))) }
         histogram(&out, all, name: "grpc_server_call_duration_seconds", layout: .latency, offset: 0,
                   help: "Time from the start of an RPC to its status, by method and status.")
-        // gRFC A66 counts compressed bytes; the core sees messages before compression and after
-        // decompression, so these are serialized sizes (the same when nothing is compressed).
+        // gRFC A66 counts bytes as they crossed the wire, compressed: the transport's counts
+        // (MessageWireCounts), or serialized sizes in process, where nothing is compressed.
         histogram(&out, all, name: "grpc_server_call_sent_total_compressed_message_size_bytes", layout: .size,
-                  offset: HistogramLayout.latency.width, help: "Bytes of messages an RPC sent (serialized, before compression).")
+                  offset: HistogramLayout.latency.width, help: "Bytes of messages an RPC sent, as on the wire (compressed).")
         histogram(&out, all, name: "grpc_server_call_rcvd_total_compressed_message_size_bytes", layout: .size,
                   offset: HistogramLayout.latency.width + HistogramLayout.size.width,
-                  help: "Bytes of messages an RPC received (serialized, before compression).")
+                  help: "Bytes of messages an RPC received, as on the wire (compressed).")
         out.header("pitlane_server_streams_open", type: "gauge", help: "RPC streams open: calls started and not finished.")
         out.sample("pitlane_server_streams_open", [], String(callsInProgress))
         for gauge in gauges.withLock({ $0 }) {

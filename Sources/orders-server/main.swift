@@ -20,6 +20,7 @@ let usage = """
                          [--durability full|normal] [--chat-history 50] [--chat-backlog 256] [--max-streams 1000]
                          [--min-ping-interval 5] [--ws-max-message 65536]
                          [--cors-origins https://app.example,...] [--web-root DIR] [--log-format json|logfmt] [--drain-delay 0]
+                         [--otlp-endpoint HOST:PORT [--otlp-message-events]]
       The web app is at http://HOST:PORT/; the seed's WebSocket chat at ws://HOST:PORT/ (room
       "lobby") and ws://HOST:PORT/rooms/ROOM, sharing the rooms with gRPC chat clients.
       Order tracker calls need `authorization: Bearer TOKEN`; a user reaches their own orders,
@@ -37,7 +38,8 @@ do {
         Array(CommandLine.arguments.dropFirst()),
         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
             .union(CommandLineOptions.databaseOptions).union(["tokens", "staff", "retain-updates", "retain-seconds",
-                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]))
+                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]),
+        flagOptions: CommandLineOptions.tracingFlags)
     let retention = OrderLog.Retention(
         maxUpdatesPerOrder: max(1, try options.integer("retain-updates", default: 10_000)),
         maxAge: .seconds(max(1, try options.integer("retain-seconds", default: 7 * 24 * 3600))))
@@ -93,7 +95,7 @@ do {
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
     let spans = options.spanExporter(serviceName: "orders-server")
-    let tracing: [any ServerInterceptor] = spans.map { [TracingServerInterceptor(exporter: $0)] } ?? []
+    let tracing = options.tracingServerInterceptors(spans)
     let server = GRPCServer(
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: services, interceptors: try options.accessLog() + tracing + [access.interceptor()], observer: metrics)

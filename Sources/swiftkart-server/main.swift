@@ -12,6 +12,7 @@ let usage = """
     usage: swiftkart-server [--host 127.0.0.1] [--port 8080] [--unix PATH] [--database data/swiftkart.sqlite | postgresql://...]
                             [--tls-cert server.pem --tls-key server.key] [--speed 1] [--seed 0] [--max-streams 100] [--min-ping-interval 300]
                             [--cors-origins https://app.example,...] [--web-root DIR] [--log-format json|logfmt] [--drain-delay 0]
+                            [--otlp-endpoint HOST:PORT [--otlp-message-events]]
       The web app (schedule, live race map) is at http://HOST:PORT/races.html.
       With a PostgreSQL --database, replicas share the schedule and run each live race once
       between them: one leads it, the others mirror its ticks and take over if it stops.
@@ -24,7 +25,8 @@ func log(_ message: String) {
 do {
     let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
                                          valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
-                                                                    .union(CommandLineOptions.databaseOptions).union(["speed", "seed", "max-streams", "web-root"]))
+                                                                    .union(CommandLineOptions.databaseOptions).union(["speed", "seed", "max-streams", "web-root"]),
+                                         flagOptions: CommandLineOptions.tracingFlags)
     let (store, databaseName) = try options.database(defaultPath: "data/swiftkart.sqlite")
     let database = try RaceDB(database: store)
 
@@ -54,9 +56,9 @@ do {
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
     let spans = options.spanExporter(serviceName: "swiftkart-server")
-    let tracing: [any ServerInterceptor] = spans.map { [TracingServerInterceptor(exporter: $0)] } ?? []
     let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
-                            services: services, interceptors: try options.accessLog() + tracing, observer: metrics)
+                            services: services, interceptors: try options.accessLog() + options.tracingServerInterceptors(spans),
+                            observer: metrics)
     metrics.observe(server.transport)
     metrics.addGauge("swiftkart_live_races", help: "Race simulations running.") { tracker.counts.races }
     metrics.addGauge("swiftkart_race_followers", help: "Followers of live races (FollowRace and WatchRace streams).") {

@@ -14,6 +14,7 @@ let usage = """
     options: --host 127.0.0.1 --port 8080 | --unix PATH
              --tls [--ca ca.pem] [--server-name NAME]   TLS, verifying the server against ca.pem (or the system roots)
              --otlp-endpoint HOST:PORT                 spans of the calls to an OpenTelemetry collector (OTLP/gRPC)
+             --otlp-message-events                     and in each span, an event per message sent and received
              --client-metrics PATH                     the calls' gRPC client metrics, Prometheus text, written at exit
     """
 
@@ -27,7 +28,7 @@ do {
     options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
                                      valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"])
                                          .union(CommandLineOptions.clientMetricsOptions),
-                                     flagOptions: CommandLineOptions.transportFlags.union(["plain"]))
+                                     flagOptions: CommandLineOptions.transportFlags.union(["plain"]).union(CommandLineOptions.tracingFlags))
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -41,7 +42,7 @@ do {
 let security = options.clientSecurity()
 let spans = options.spanExporter(serviceName: "swiftkart")
 let metrics = options.clientMetrics(target: target, methods: SwiftKartService.Method.descriptors)
-let manager = ClientManager(interceptors: spans.map { [TracingClientInterceptor(exporter: $0)] } ?? [], observer: metrics) {
+let manager = ClientManager(interceptors: options.tracingClientInterceptors(spans), observer: metrics) {
     try HTTP2ClientTransport(target: target, security: security)
 }
 let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10); $0.waitForReady = true }

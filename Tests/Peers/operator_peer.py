@@ -23,9 +23,10 @@ pitlane-interop-server on 127.0.0.1) and checks:
      FollowRace (NOT_FOUND) the gRPC OpenTelemetry metrics (call started, duration, sent and
      received message sizes) grew by exactly that; cumulative buckets ending at le="+Inf" equal to
      _count; unregistered methods are grpc_method="other"; pitlane_server_connections_open and
-     pitlane_server_streams_open follow connections and streams; (--compressed-sizes: the
-     received-size histogram counts a gzip-compressed request's compressed bytes, as gRFC A66
-     says; Pitlane counts serialized bytes before compression, so this is off by default);
+     pitlane_server_streams_open follow connections and streams; on pitlane-interop-server, the
+     received-size histogram counts bytes as they crossed the wire (gRFC A66: "compressed"): an
+     uncompressed 64 KiB request adds exactly its serialized size, the same request sent
+     gzip-compressed only its compressed size;
   d. GET /healthz and /readyz: 200 "ok" while serving; after SIGTERM, 503 while the server drains
      (a note, not a failure, when the drain is too short to see);
   e. bad input: GET /metrics?x=1, POST /metrics (405), a reflection request with nothing set
@@ -782,7 +783,8 @@ def metrics_checks(report, server, pb, rpc, protocols):
 
 def compressed_size_check(report, server):
     """gRPC's metric counts message bytes as they crossed the wire, compressed (gRFC A66:
-    "compressed but not encrypted"): a gzip-compressed 64 KiB payload of zeros is a few hundred
+    "compressed but not encrypted"): a 64 KiB payload of zeros sent uncompressed adds its
+    serialized size exactly (the length prefix's value); sent gzip-compressed, a few hundred
     bytes, not 64 KiB."""
 
     def compressed(notes):
@@ -797,24 +799,34 @@ def compressed_size_check(report, server):
         request.payload.body = bytes(64 * 1024)
         serialized = len(request.SerializeToString())
         name, labels = f"{RECEIVED}_sum", {"grpc_method": "grpc.testing.TestService/UnaryCall", "grpc_status": "OK"}
-        with http1() as client:
-            before = fetch_metrics(client, server.url)
-            call(request, timeout=WAIT, compression=grpc.Compression.Gzip)
-            end = time.monotonic() + 5
-            while True:
-                after = fetch_metrics(client, server.url)
-                count = after.total(f"{RECEIVED}_count", **labels) - before.total(f"{RECEIVED}_count", **labels)
-                if count >= 1 or time.monotonic() > end:
-                    break
-                time.sleep(0.2)
-        grown = after.total(name, **labels) - before.total(name, **labels)
-        expect(count == 1, f"{RECEIVED}_count{labelled(labels)} grew by {count:g}, not 1")
+
+        def grown_by(compression):
+            """(count, sum) of the received-size histogram's growth over one call."""
+            with http1() as client:
+                before = fetch_metrics(client, server.url)
+                call(request, timeout=WAIT, compression=compression)
+                end = time.monotonic() + 5
+                while True:
+                    after = fetch_metrics(client, server.url)
+                    count = after.total(f"{RECEIVED}_count", **labels) - before.total(f"{RECEIVED}_count", **labels)
+                    if count >= 1 or time.monotonic() > end:
+                        break
+                    time.sleep(0.2)
+            return count, after.total(name, **labels) - before.total(name, **labels)
+
+        count, plain = grown_by(grpc.Compression.NoCompression)
+        expect(count == 1, f"{RECEIVED}_count{labelled(labels)} grew by {count:g} for one uncompressed call, not 1")
+        expect(plain == serialized, f"{name}{labelled(labels)} grew by {plain:g} for one uncompressed request of {serialized} "
+                                    "bytes: not its size on the wire")
+        count, grown = grown_by(grpc.Compression.Gzip)
+        expect(count == 1, f"{RECEIVED}_count{labelled(labels)} grew by {count:g} for one gzip-compressed call, not 1")
         expect(0 < grown < 8 * 1024, f"{name}{labelled(labels)} grew by {grown:g} for one gzip-compressed request of "
                                      f"{serialized} bytes serialized: not its compressed size")
-        notes.append(f"a {serialized}-byte request sent gzip-compressed: {name} grew by {grown:g}")
+        notes.append(f"a {serialized}-byte request: {name} grew by {plain:g} sent uncompressed, by {grown:g} sent "
+                     "gzip-compressed")
 
-    report.check(f"c. {server.name} metrics: {RECEIVED} counts a gzip-compressed request's compressed bytes "
-                 "(gRFC A66)", compressed)
+    report.check(f"c. {server.name} metrics: {RECEIVED} counts bytes on the wire: an uncompressed request's size, a "
+                 "gzip-compressed request's compressed bytes (gRFC A66)", compressed)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1161,8 +1173,6 @@ def main():
     parser.add_argument("--only", help="comma-separated check letters (a,b,c,d,e,f,g)")
     parser.add_argument("--servers", default="swiftkart,orders,interop", help="comma-separated: swiftkart,orders,interop")
     parser.add_argument("--time-limit", type=int, default=600, help="seconds for the whole run")
-    parser.add_argument("--compressed-sizes", action="store_true",
-                        help="also check that the size histograms count compressed bytes (gRFC A66)")
     args = parser.parse_args()
     only = None if args.only is None else set(args.only.replace(" ", "").split(","))
     keys = [key for key in args.servers.split(",") if key]
@@ -1203,7 +1213,7 @@ def main():
         grpcio_reflection_checks(report, servers)
     if report.wanted("c") and "swiftkart" in servers and "prometheus_client" not in missing:
         metrics_checks(report, servers["swiftkart"], pb, rpc, protocols)
-    if report.wanted("c") and "interop" in servers and not missing and args.compressed_sizes:
+    if report.wanted("c") and "interop" in servers and not missing:
         compressed_size_check(report, servers["interop"])
     if report.wanted("g") and "orders" in servers and "swiftkart" in servers and "prometheus_client" not in missing:
         client_metrics_checks(report, servers, os.path.abspath(args.bin), tmp, args.protos)

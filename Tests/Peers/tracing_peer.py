@@ -4,18 +4,19 @@
 `opentelemetry-proto`, W3C `traceparent` headers made by the OpenTelemetry API's own propagator
 (`TraceContextTextMapPropagator`), and grpcio as the traced client.
 
-  tracing_peer.py --bin DIR [--protos DIR] [--only a,b,c,d,e,f,g] [--wait 10] [--time-limit 300]
+  tracing_peer.py --bin DIR [--protos DIR] [--only a,b,c,d,e,f,g,h] [--wait 10] [--time-limit 300]
 
 DIR holds the built executables. The peer starts its collector in-process (plaintext HTTP/2 on
 127.0.0.1:0), then swiftkart-server (port 0, --speed 10, a temporary database) with
-`--otlp-endpoint 127.0.0.1:COLLECTOR`, and checks:
+`--otlp-endpoint 127.0.0.1:COLLECTOR --log-format json`, and checks:
   a. the `swiftkart` CLI (`swiftkart races --otlp-endpoint ...`) calling swiftkart-server: the
      collector gets a SPAN_KIND_CLIENT span "SwiftKartService/ListRaces" from service.name
      "swiftkart" (exported before the CLI exits) and a SPAN_KIND_SERVER span of the same name
      from service.name "swiftkart-server", with one trace id, the server span's parent_span_id
      being the client span's span_id; rpc.system "grpc", rpc.service "SwiftKartService",
      rpc.method "ListRaces", rpc.grpc.status_code 0 (an int), status UNSET or OK, 16-byte trace
-     ids, 8-byte span ids, start and end times (Unix epoch nanoseconds) within the call;
+     ids, 8-byte span ids, start and end times (Unix epoch nanoseconds) within the call; without
+     --otlp-message-events neither span has events;
   b. grpcio's ListRaces with a `traceparent` (random trace id and span id, sampled, and a
      `tracestate`): the server span continues that trace with that span as its parent, and its
      trace_state is the request's tracestate ("pitlane=peer"); tracestate values by W3C Trace
@@ -27,7 +28,10 @@ DIR holds the built executables. The peer starts its collector in-process (plain
      DEADLINE_EXCEEDED, UNIMPLEMENTED, INTERNAL, UNAVAILABLE and DATA_LOSS as a server's errors
      (--status-rule spec: STATUS_CODE_ERROR for any non-OK code); a WatchRace of a live race cut by its 1.5 s
      deadline has a span that ends with it (code 4, or 1 when the client's RST_STREAM came first);
-     an unregistered method (UNIMPLEMENTED): whether it gets a span is noted;
+     an unregistered method, /SwiftKartService/NoSuchMethod (UNIMPLEMENTED): a SERVER span named
+     "SwiftKartService/NoSuchMethod" in the caller's trace, its parent the caller's span,
+     rpc.grpc.status_code 12 and STATUS_CODE_ERROR, and an access-log line on the server's
+     standard error (JSON) with that method, status UNIMPLEMENTED and the trace id;
   d. a malformed traceparent ("00-xyz"), one with the all-zero trace id (invalid in W3C Trace
      Context) and none at all: the call succeeds and its server span starts a new trace (a valid,
      non-zero trace id of its own, no parent);
@@ -41,7 +45,17 @@ DIR holds the built executables. The peer starts its collector in-process (plain
      "orders-server" with the right status codes, parents and trace_state;
   g. over the whole run: every export request parsed as an ExportTraceServiceRequest, and no
      process traced its own exports (no "opentelemetry.proto.collector.trace.v1.TraceService/
-     Export" span: that is a loop in which each batch makes the next one).
+     Export" span: that is a loop in which each batch makes the next one);
+  h. message events (OpenTelemetry's RPC conventions: events named "message" with message.type
+     SENT or RECEIVED, message.id from 1 in each direction, message.uncompressed_size): a second
+     swiftkart-server with --otlp-message-events; a FollowRace of 3 requests, half-closed after
+     the first response, has a server span with RECEIVED ids 1, 2, 3 and SENT ids 1..n (n the
+     responses grpcio read) in order, each size the message's serialized size and each time
+     within the span; `swiftkart races --otlp-message-events` has a client span with SENT 1 and
+     RECEIVED 1 whose sizes are the server span's RECEIVED 1 and SENT 1; a FollowRace of 150
+     requests keeps 128 events (ids still in order from 1) and counts the rest in
+     dropped_events_count; the same 3-request FollowRace on the first server (no flag) has a
+     span without events.
 Spans come in batches, so each wait for one is up to --wait seconds. Prints "ok NAME" or
 "FAIL NAME: why" per check (observations indented below it) and a closing "checks: N ok, M
 failed"; exits 1 on any failure. Every wait is bounded, and so is the whole run.
@@ -50,6 +64,7 @@ opentelemetry-api`).
 """
 import argparse
 import atexit
+import json
 import os
 import secrets
 import shutil
@@ -363,7 +378,7 @@ class Run:
     def start_server(self):
         args = [self.exe("swiftkart-server"), "--port", "0", "--speed", "10",
                 "--database", os.path.join(self.tmp, "swiftkart.sqlite"),
-                "--otlp-endpoint", f"127.0.0.1:{self.collector.port}"]
+                "--otlp-endpoint", f"127.0.0.1:{self.collector.port}", "--log-format", "json"]
         self.server, self.port = processes.start_server(args, "swiftkart-server")
         self.channel = grpc.insecure_channel(f"127.0.0.1:{self.port}")
         grpc.channel_ready_future(self.channel).result(timeout=CALL)
@@ -420,6 +435,8 @@ class Run:
                        method="ListRaces", status_code=0, window=window, root=True, require_status_code=False)
             if "rpc.grpc.status_code" not in client.attributes:
                 notes.append("(the client span has no rpc.grpc.status_code: OTel's RPC conventions have it on both sides)")
+            problems.need(not client.proto.events and not client.proto.dropped_events_count,
+                          f"client span: {len(client.proto.events)} events without --otlp-message-events")
             self.known_traces.add(client.trace_id)
             server = self.server_span(client.trace_id) if len(client.proto.trace_id) == 16 else None
             if server is None:
@@ -431,6 +448,8 @@ class Run:
                 judge_span(problems, server, who="server span", name="SwiftKartService/ListRaces",
                            kind=trace_pb2.Span.SPAN_KIND_SERVER, service="swiftkart-server", rpc_service="SwiftKartService",
                            method="ListRaces", status_code=0, window=window, trace_id=client.trace_id, parent=client.span_id)
+                problems.need(not server.proto.events and not server.proto.dropped_events_count,
+                              f"server span: {len(server.proto.events)} events without --otlp-message-events")
                 c, s = client.proto, server.proto
                 if not (c.start_time_unix_nano <= s.start_time_unix_nano and s.end_time_unix_nano <= c.end_time_unix_nano):
                     notes.append(f"(the server span {s.start_time_unix_nano}..{s.end_time_unix_nano} is not inside the client "
@@ -588,24 +607,47 @@ class Run:
                           "RST_STREAM came first), and the failure status for it", deadline)
 
         def unimplemented(notes):
+            _, trace_pb2 = otlp()
             trace_id, span_id, headers = new_context()
             self.known_traces.add(trace_id)
+            window_start = now_ns()
             try:
                 self.channel.unary_unary("/SwiftKartService/NoSuchMethod")(b"", metadata=headers, timeout=CALL)
                 raise AssertionError("/SwiftKartService/NoSuchMethod answered OK")
             except grpc.RpcError as error:
                 expect(error.code() == grpc.StatusCode.UNIMPLEMENTED,
                        f"/SwiftKartService/NoSuchMethod ended {error.code()} {error.details()!r}")
-            found = self.collector.wait_for(lambda span: span.trace_id == trace_id, self.wait)
-            if found:
-                notes.append(f"server: {found[0].describe()}")
+            window = (window_start, now_ns())
+            problems = Problems()
+            span = self.server_span(trace_id)
+            if span is None:
+                problems.append(self.missing(f"server span of the UNIMPLEMENTED call (trace {trace_id})", trace_id))
             else:
-                notes.append(f"NOTE: no span for the UNIMPLEMENTED call within {self.wait} s (trace {trace_id}); "
-                             "OTel instrumentations of other gRPC stacks make one (name \"SwiftKartService/NoSuchMethod\" "
-                             "or \"other\"); not in the spec")
+                notes.append(f"server: {span.describe()}")
+                judge_span(problems, span, who="server span", name="SwiftKartService/NoSuchMethod",
+                           kind=trace_pb2.Span.SPAN_KIND_SERVER, service="swiftkart-server", rpc_service="SwiftKartService",
+                           method="NoSuchMethod", status_code=12, window=window, trace_id=trace_id, parent=span_id)
+            # The access log (--log-format json): one line for the call, with its trace id.
+            line = self.server.wait_for(lambda text: trace_id in text, self.wait, stream="stderr")
+            if line is None:
+                problems.append(f"no access-log line with trace_id {trace_id} on swiftkart-server's standard error within "
+                                f"{self.wait} s (its last lines: {self.server.tail(3)})")
+            else:
+                notes.append(f"access log: {short(line, 240)}")
+                try:
+                    entry = json.loads(line)
+                except ValueError as error:
+                    entry = {}
+                    problems.append(f"the access-log line is not JSON ({error}): {short(line)}")
+                problems.need(entry.get("method") == "SwiftKartService/NoSuchMethod",
+                              f"access log: method {entry.get('method')!r}, not 'SwiftKartService/NoSuchMethod'")
+                problems.need(entry.get("status") == "UNIMPLEMENTED", f"access log: status {entry.get('status')!r}, not 'UNIMPLEMENTED'")
+                problems.need(entry.get("trace_id") == trace_id, f"access log: trace_id {entry.get('trace_id')!r}, not {trace_id}")
+            problems.raise_any()
 
-        self.report.check("c. an unregistered method (UNIMPLEMENTED): whether the server makes a span is a note, "
-                          "not a failure", unimplemented)
+        self.report.check("c. an unregistered method (UNIMPLEMENTED): a server span named \"SwiftKartService/NoSuchMethod\" in "
+                          "the caller's trace with rpc.grpc.status_code 12 and STATUS_CODE_ERROR, and an access-log line "
+                          "with the method, UNIMPLEMENTED and the trace id", unimplemented)
 
     # d. malformed or missing traceparent
     def new_traces(self):
@@ -873,6 +915,189 @@ class Run:
         self.report.check("f. orders-server --otlp-endpoint: CreateOrder (OK) and GetOrder of an unknown order "
                           "(NOT_FOUND) export \"orders.v1.OrderTracking/...\" server spans from \"orders-server\"", run)
 
+    # h. message events
+    def follow(self, stub, count, headers):
+        """A FollowRace of the Duck Pond Dash with `count` requests: the first names the race,
+        the others change the event types; after the first response the rest are sent and the
+        stream half-closed, then read to its end. Returns (requests, responses)."""
+        pb = self.pb
+        kinds = ([pb.RACE_EVENT_TYPE_KART_LOCATIONS], [pb.RACE_EVENT_TYPE_KART_LOCATIONS, pb.RACE_EVENT_TYPE_STANDINGS])
+        requests = [pb.FollowRaceRequest(race_name="Duck Pond Dash", event_types=kinds[0])]
+        requests += [pb.FollowRaceRequest(event_types=kinds[index % 2]) for index in range(1, count)]
+        queue = processes.Requests(requests[0])
+        call = stub.FollowRace(iter(queue), metadata=headers, timeout=CALL)
+        responses = []
+        try:
+            responses.append(next(call))
+            for request in requests[1:]:
+                queue.put(request)
+            queue.close()
+            responses.extend(call)
+        except StopIteration:
+            raise AssertionError("FollowRace of the Duck Pond Dash ended OK before its first response") from None
+        except grpc.RpcError as error:
+            raise AssertionError(f"FollowRace of the Duck Pond Dash with {count} requests ended {error.code()} "
+                                 f"{error.details()!r} after {len(responses)} responses") from None
+        finally:
+            queue.close()
+        return requests, responses
+
+    @staticmethod
+    def message_events(span):
+        """The span's events as (name, message.type, message.id, message.uncompressed_size, time)."""
+        found = []
+        for event in span.proto.events:
+            values = attributes(event.attributes)
+            found.append((event.name, values.get("message.type", (None, None))[1], values.get("message.id", (None, None))[1],
+                          values.get("message.uncompressed_size", (None, None))[1], event.time_unix_nano))
+        return found
+
+    @staticmethod
+    def judge_events(problems, span, who, received=None, sent=None, total=None):
+        """Adds what is wrong with `span`'s message events: each named "message", SENT or
+        RECEIVED with int attributes, in time order within the span, ids from 1 in order in each
+        direction; with `received` and `sent` (the messages in order) exactly those, their sizes
+        the messages' serialized sizes; with `total` (every message either way), the first 128
+        of them kept and the rest counted in dropped_events_count."""
+        events = Run.message_events(span)
+        proto = span.proto
+        for event in span.proto.events:
+            values = attributes(event.attributes)
+            for key in ("message.id", "message.uncompressed_size"):
+                kind, _ = values.get(key, (None, None))
+                problems.need(kind == "int_value", f"{who}: an event's {key} is a {kind}, not an int")
+            problems.need(values.get("message.type", (None, None))[0] == "string_value",
+                          f"{who}: an event's message.type is not a string")
+        problems.need(all(name == "message" for name, *_ in events),
+                      f"{who}: events named {sorted({name for name, *_ in events})}, not \"message\"")
+        problems.need(all(kind in ("SENT", "RECEIVED") for _, kind, *_ in events),
+                      f"{who}: message.type values {sorted({str(kind) for _, kind, *_ in events})}")
+        times = [time_ns for *_, time_ns in events]
+        problems.need(times == sorted(times), f"{who}: events not in time order")
+        problems.need(all(proto.start_time_unix_nano <= t <= proto.end_time_unix_nano for t in times),
+                      f"{who}: events outside the span's {proto.start_time_unix_nano}..{proto.end_time_unix_nano}")
+        for kind, messages in (("RECEIVED", received), ("SENT", sent)):
+            ids = [message_id for _, type_, message_id, _, _ in events if type_ == kind]
+            problems.need(ids == list(range(1, len(ids) + 1)), f"{who}: {kind} ids {short(ids)}, not 1, 2, 3... in order")
+            if messages is not None:
+                sizes = [size for _, type_, _, size, _ in events if type_ == kind]
+                wanted = [len(message.SerializeToString()) for message in messages]
+                problems.need(len(ids) == len(messages), f"{who}: {len(ids)} {kind} events for {len(messages)} messages")
+                problems.need(sizes == wanted, f"{who}: {kind} message.uncompressed_size {short(sizes)}, not the messages' "
+                                               f"serialized sizes {short(wanted)}")
+        if total is not None:
+            kept = min(total, 128)
+            problems.need(len(events) == kept, f"{who}: {len(events)} events for {total} messages, not {kept} (the bound)")
+            problems.need(proto.dropped_events_count == total - kept,
+                          f"{who}: dropped_events_count {proto.dropped_events_count}, not {total - kept} ({total} messages, "
+                          f"{kept} kept)")
+        else:
+            problems.need(proto.dropped_events_count == 0, f"{who}: dropped_events_count {proto.dropped_events_count}")
+
+    def message_events_checks(self):
+        state = {"server": None, "kart": None, "port": None}
+
+        def start(notes):
+            child, port = processes.start_server(
+                [self.exe("swiftkart-server"), "--port", "0", "--speed", "10",
+                 "--database", os.path.join(self.tmp, "swiftkart-events.sqlite"),
+                 "--otlp-endpoint", f"127.0.0.1:{self.collector.port}", "--otlp-message-events"], "swiftkart-server (events)")
+            channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+            grpc.channel_ready_future(channel).result(timeout=CALL)
+            state.update(server=child, kart=self.rpc.SwiftKartServiceStub(channel), port=port, channel=channel)
+            notes.append(f"pid {child.pid} port {port}")
+
+        self.report.check("h. swiftkart-server --otlp-endpoint ... --otlp-message-events starts", start)
+
+        def streaming(notes):
+            expect(state["kart"] is not None, "no server with --otlp-message-events")
+            trace_id, span_id, headers = new_context()
+            self.known_traces.add(trace_id)
+            requests, responses = self.follow(state["kart"], 3, headers)
+            span = self.server_span(trace_id)
+            expect(span is not None, self.missing(f"server span of the FollowRace (trace {trace_id})", trace_id))
+            events = self.message_events(span)
+            notes.append(f"{len(requests)} requests, {len(responses)} responses; events "
+                         + short(", ".join(f"{kind} {message_id} ({size} B)" for _, kind, message_id, size, _ in events), 300))
+            problems = Problems()
+            self.judge_events(problems, span, "server span", received=requests, sent=responses)
+            problems.raise_any()
+
+        self.report.check("h. --otlp-message-events: FollowRace (3 requests, then its responses) has a server span with "
+                          "RECEIVED 1, 2, 3 and SENT 1..n in order, sizes the messages' serialized sizes", streaming)
+
+        def cli(notes):
+            expect(state["port"] is not None, "no server with --otlp-message-events")
+            _, trace_pb2 = otlp()
+            args = [self.exe("swiftkart"), "races", "--host", "127.0.0.1", "--port", str(state["port"]), "--limit", "3",
+                    "--otlp-endpoint", f"127.0.0.1:{self.collector.port}", "--otlp-message-events"]
+            window_start = now_ns()
+            child = processes.Child(args, "swiftkart")
+            status = child.wait(30)
+            if status is None:
+                child.stop()
+                raise AssertionError(f"`swiftkart races --otlp-message-events` still running after 30 s: {child.tail()}")
+            expect(status == 0, f"`swiftkart races --otlp-message-events` exited {status}: {child.tail()}")
+            clients = self.collector.wait_for(
+                lambda span: span.service == "swiftkart" and span.proto.kind == trace_pb2.Span.SPAN_KIND_CLIENT
+                and span.proto.start_time_unix_nano >= window_start - SLACK_NS and span.proto.events, self.wait)
+            expect(clients, self.missing("client span with events from `swiftkart races --otlp-message-events`"))
+            client = clients[0]
+            self.known_traces.add(client.trace_id)
+            server = self.server_span(client.trace_id)
+            expect(server is not None, self.missing(f"server span of trace {client.trace_id}", client.trace_id))
+            request = self.pb.ListRacesRequest(limit=3)
+            problems = Problems()
+            self.judge_events(problems, client, "client span", sent=[request])
+            self.judge_events(problems, server, "server span", received=[request])
+            by_kind = {}
+            for span, who in ((client, "client"), (server, "server")):
+                for _, kind, message_id, size, _ in self.message_events(span):
+                    by_kind[(who, kind, message_id)] = size
+            notes.append(f"events: {by_kind}")
+            problems.need(by_kind.get(("client", "RECEIVED", 1)) is not None
+                          and by_kind.get(("client", "RECEIVED", 1)) == by_kind.get(("server", "SENT", 1)),
+                          f"the client's RECEIVED 1 ({by_kind.get(('client', 'RECEIVED', 1))} B) is not the server's SENT 1 "
+                          f"({by_kind.get(('server', 'SENT', 1))} B)")
+            problems.raise_any()
+
+        self.report.check("h. `swiftkart races --otlp-message-events`: the client span has SENT 1 and RECEIVED 1, the "
+                          "server span RECEIVED 1 and SENT 1, the same sizes each way", cli)
+
+        def bounded(notes):
+            expect(state["kart"] is not None, "no server with --otlp-message-events")
+            trace_id, _, headers = new_context()
+            self.known_traces.add(trace_id)
+            requests, responses = self.follow(state["kart"], 150, headers)
+            span = self.server_span(trace_id)
+            expect(span is not None, self.missing(f"server span of the FollowRace (trace {trace_id})", trace_id))
+            total = len(requests) + len(responses)
+            notes.append(f"{len(requests)} requests and {len(responses)} responses: {len(span.proto.events)} events, "
+                         f"dropped_events_count {span.proto.dropped_events_count}")
+            problems = Problems()
+            self.judge_events(problems, span, "server span", total=total)
+            problems.raise_any()
+
+        self.report.check("h. --otlp-message-events: FollowRace with 150 requests keeps 128 events, ids in order from 1, "
+                          "and counts the rest in dropped_events_count", bounded)
+
+        def absent(notes):
+            trace_id, _, headers = new_context()
+            self.known_traces.add(trace_id)
+            requests, responses = self.follow(self.kart, 3, headers)
+            span = self.server_span(trace_id)
+            expect(span is not None, self.missing(f"server span of the FollowRace (trace {trace_id})", trace_id))
+            notes.append(f"{len(requests)} requests, {len(responses)} responses, {len(span.proto.events)} events")
+            expect(not span.proto.events and not span.proto.dropped_events_count,
+                   f"server span: {len(span.proto.events)} events (dropped {span.proto.dropped_events_count}) without "
+                   "--otlp-message-events")
+
+        self.report.check("h. without --otlp-message-events (the default): the same FollowRace's server span has no "
+                          "events", absent)
+        if state["server"] is not None:
+            state["channel"].close()
+            state["server"].stop()
+
     # g. the run as a whole
     def whole_run(self):
         def run(notes):
@@ -908,7 +1133,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bin", required=True, help="the directory of the built executables (e.g. .build/debug)")
     parser.add_argument("--protos", default=os.path.join(ROOT, "Protos"))
-    parser.add_argument("--only", help="comma-separated check letters (a,b,c,d,e,f,g)")
+    parser.add_argument("--only", help="comma-separated check letters (a,b,c,d,e,f,g,h)")
     parser.add_argument("--wait", type=float, default=10, help="seconds to wait for a span (they come in batches)")
     parser.add_argument("--time-limit", type=int, default=300, help="seconds for the whole run")
     parser.add_argument("--status-rule", choices=("spec", "semconv"), default="semconv",
@@ -949,8 +1174,8 @@ def main():
         exit_now(report.finish())
 
     for letter, step in (("a", run.cli_to_server), ("b", run.grpcio_traceparent), ("b", run.tracestate_rules),
-                         ("c", run.not_found), ("d", run.new_traces), ("f", run.orders), ("e", run.collector_down),
-                         ("g", run.whole_run)):
+                         ("c", run.not_found), ("d", run.new_traces), ("f", run.orders), ("h", run.message_events_checks),
+                         ("e", run.collector_down), ("g", run.whole_run)):
         if report.wanted(letter):
             step()
     status = report.finish()

@@ -21,7 +21,9 @@ public protocol ClientMethodObserver: Sendable {
     func attemptStarted()
 
     /// An attempt ended with `code` after `duration`, having sent and received messages of
-    /// `sentBytes` and `receivedBytes` in all (serialized, before compression and framing).
+    /// `sentBytes` and `receivedBytes` in all: as they crossed the wire (each message's length
+    /// prefix, after compression) when the transport counts them (``MessageWireCounts``), else
+    /// serialized (in process, where nothing is compressed).
     /// An attempt that a retry replaced ends with the status that made the client retry; one
     /// that lost to a hedged attempt, or whose call was given up, with `.cancelled` (or
     /// `.deadlineExceeded` when the call's deadline passed).

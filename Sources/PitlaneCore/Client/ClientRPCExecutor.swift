@@ -270,18 +270,28 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             var recorder: ClientAttemptRecorder?
         }
 
+        /// What an attempt's child task hands over: its stream, or why it has none, and the
+        /// attempt's recorder (made with the stream, whose wire counts it reads).
+        struct Opened: Sendable {
+            var stream: ClientRPCStream?
+            var error: RPCError?
+            var recorder: ClientAttemptRecorder?
+        }
+
         /// Opens a transport stream in a child task that keeps it open until released.
         private func openAttempt(
             _ context: ClientContext, group: inout ThrowingTaskGroup<Void, any Error>
         ) async throws -> Attempt {
             let release = RPCCancellationHandle()
-            let delivery = OneShot<Result<ClientRPCStream, RPCError>>()
+            let delivery = OneShot<Opened>()
             let transport = executor.transport
-            let recorder = self.recorder?.startAttempt()
+            let started = self.recorder?.startAttempt()
             group.addTask {
+                var recorder: ClientAttemptRecorder?
                 do {
                     try await transport.withStream(descriptor: context.descriptor, options: context.options) { stream in
-                        delivery.fulfil(.success(stream))
+                        recorder = started?.recorder(wireCounts: stream.wireCounts)
+                        delivery.fulfil(Opened(stream: stream, recorder: recorder))
                         await release.wait()
                         // Released (retried, lost the hedge) or the call is over: unless a
                         // status ended the attempt, it was given up.
@@ -289,14 +299,13 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                     }
                 } catch {
                     let failure = RPCError.from(error, unknownMessage: "the transport failed: \(error)")
-                    recorder?.fail(failure)
-                    delivery.fulfil(.failure(failure))
+                    let failed = recorder ?? started?.recorder(wireCounts: nil)
+                    failed?.fail(failure)
+                    delivery.fulfil(Opened(error: failure, recorder: failed))
                 }
             }
-            switch try await delivery.value() {
-            case .success(let stream): return Attempt(stream: stream, release: release, recorder: recorder)
-            case .failure(let error): return Attempt(error: error, release: release, recorder: recorder)
-            }
+            let opened = try await delivery.value()
+            return Attempt(stream: opened.stream, error: opened.error, release: release, recorder: opened.recorder)
         }
 
         /// Writes the request metadata, then what `body` writes, then closes the request stream.

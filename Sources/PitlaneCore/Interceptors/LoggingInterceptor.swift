@@ -11,6 +11,9 @@ public struct LoggingServerInterceptor: ServerInterceptor {
         self.log = log
     }
 
+    /// True: calls to methods the server does not serve are logged too (UNIMPLEMENTED).
+    public var seesUnservedCalls: Bool { true }
+
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>

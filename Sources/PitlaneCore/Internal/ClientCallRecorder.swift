@@ -17,10 +17,10 @@ final class ClientCallRecorder: Sendable {
         start = timeSource.now
     }
 
-    /// A new attempt, counted as started.
-    func startAttempt() -> ClientAttemptRecorder {
+    /// A new attempt, counted as started now; its recorder comes once its stream does.
+    func startAttempt() -> StartedAttempt {
         observer.attemptStarted()
-        return ClientAttemptRecorder(call: self, start: timeSource.now)
+        return StartedAttempt(call: self, start: timeSource.now)
     }
 
     /// The call's deadline passed. The deadline's timer says so before it cancels the call, so
@@ -45,37 +45,57 @@ final class ClientCallRecorder: Sendable {
     }
 }
 
-/// One attempt's measurements: message bytes each way, and how it ended. It ends once, with
+/// An attempt counted as started, waiting for its stream: its recorder reads the stream's
+/// ``MessageWireCounts`` when it ends, so it is made once the stream is known (or known to fail).
+struct StartedAttempt: Sendable {
+    let call: ClientCallRecorder
+    let start: ContinuousClock.Instant
+
+    /// The attempt's recorder; `wireCounts` are its stream's, nil when it has none.
+    func recorder(wireCounts: (any MessageWireCounts)?) -> ClientAttemptRecorder {
+        ClientAttemptRecorder(call: call, start: start, wireCounts: wireCounts)
+    }
+}
+
+/// One attempt's measurements: message bytes each way, and how it ended. The bytes are the
+/// stream's as the transport framed them (``MessageWireCounts``, after compression) when it
+/// counts them, else the serialized sizes the client recorded. It ends once, with
 /// the first status recorded: the server's, the failure the client read in its place, or
 /// (when its call gives it up) the call's ``ClientCallRecorder/abandonedCode``. The attempt
 /// whose response the caller gets is committed: its end is the call's end.
 final class ClientAttemptRecorder: Sendable {
     private let call: ClientCallRecorder
     private let start: ContinuousClock.Instant
+    /// The transport's counts of the stream's bytes on the wire, when it keeps them.
+    private let wireCounts: (any MessageWireCounts)?
     private let sentBytes = Atomic<Int>(0)
     private let receivedBytes = Atomic<Int>(0)
     /// -1 while the attempt runs, then the raw value of the code it ended with.
     private let outcome = Atomic<Int>(-1)
     private let isCommitted = Atomic(false)
 
-    fileprivate init(call: ClientCallRecorder, start: ContinuousClock.Instant) {
+    fileprivate init(call: ClientCallRecorder, start: ContinuousClock.Instant, wireCounts: (any MessageWireCounts)?) {
         self.call = call
         self.start = start
+        self.wireCounts = wireCounts
     }
 
+    /// A request message of `bytes` serialized; counted only when the transport counts none.
     func recordSent(_ bytes: Int) {
-        sentBytes.add(bytes, ordering: .relaxed)
+        if wireCounts == nil { sentBytes.add(bytes, ordering: .relaxed) }
     }
 
+    /// A response message of `bytes` serialized; counted only when the transport counts none.
     func recordReceived(_ bytes: Int) {
-        receivedBytes.add(bytes, ordering: .relaxed)
+        if wireCounts == nil { receivedBytes.add(bytes, ordering: .relaxed) }
     }
 
     /// The attempt's status is known; only the first one counts.
     func finish(_ code: Status.Code) {
         guard outcome.compareExchange(expected: -1, desired: code.rawValue, ordering: .sequentiallyConsistent).exchanged else { return }
-        call.attemptFinished(code, start: start, sentBytes: sentBytes.load(ordering: .relaxed),
-                             receivedBytes: receivedBytes.load(ordering: .relaxed))
+        call.attemptFinished(code, start: start,
+                             sentBytes: wireCounts?.sentMessageWireBytes ?? sentBytes.load(ordering: .relaxed),
+                             receivedBytes: wireCounts?.receivedMessageWireBytes ?? receivedBytes.load(ordering: .relaxed))
         // Sequentially consistent with `commit()`: of the two, at least one sees the other.
         if isCommitted.load(ordering: .sequentiallyConsistent) { call.finish(code) }
     }

@@ -60,29 +60,29 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
             await reject(stream, failure, observer: settings.observer, method: router.entry(for: stream.descriptor).map { _ in stream.descriptor })
             return
         }
+        let inbound: RPCAsyncSequence<RPCRequestPart, any Error> = .init(wrapping: IteratorSequence(iterator: iterator))
         guard let entry = router.entry(for: stream.descriptor) else {
-            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented"),
-                         observer: settings.observer, method: nil)
-            return
+            let error = RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented")
+            return await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: nil)
         }
         guard let handler = entry.handlers[transportContext.codec] else {
-            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has no \(transportContext.codec.rawValue) codec"),
-                         observer: settings.observer, method: stream.descriptor)
-            return
+            let error = RPCError(code: .unimplemented,
+                                 message: "method \(stream.descriptor) has no \(transportContext.codec.rawValue) codec")
+            return await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: stream.descriptor)
         }
         if transportContext.requiresNoSideEffects && entry.idempotency != .noSideEffects {
-            await reject(stream, RPCError(code: .unimplemented, message: "method \(stream.descriptor) has side effects: call it with POST, not GET"),
-                         observer: settings.observer, method: stream.descriptor)
-            return
+            let error = RPCError(code: .unimplemented,
+                                 message: "method \(stream.descriptor) has side effects: call it with POST, not GET")
+            return await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: stream.descriptor)
         }
         let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline,
                                     cancellation: transportContext.cancellation)
-        await handler(metadata, RPCAsyncSequence(wrapping: IteratorSequence(iterator: iterator)), stream.outbound, context, settings)
+        await handler(metadata, inbound, stream.outbound, context, settings, stream.wireCounts)
     }
 
     /// Ends an RPC with a trailers-only response.
-    private static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
-                               method: MethodDescriptor?) async {
+    static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
+                       method: MethodDescriptor?) async {
         if let observer {
             observer.callStarted(method)
             observer.callFinished(method, code: error.status.code, duration: .zero, receivedBytes: 0, sentBytes: 0)

@@ -6,7 +6,7 @@ public struct RPCRouter: Sendable {
     typealias Handler = @Sendable (
         _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         _ outbound: RPCWriter<RPCResponsePart>.Closable, _ context: ServerContext,
-        _ settings: ServerRPCSettings
+        _ settings: ServerRPCSettings, _ wireCounts: (any MessageWireCounts)?
     ) async -> Void
 
     /// One method: its handler for each codec it can read and write, and whether it may be
@@ -54,9 +54,10 @@ public struct RPCRouter: Sendable {
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) -> Handler {
-        { metadata, inbound, outbound, context, settings in
+        { metadata, inbound, outbound, context, settings, wireCounts in
             await ServerRPCExecutor.run(
                 metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
+                wireCounts: wireCounts, observedMethod: context.descriptor,
                 deserializer: deserializer, serializer: serializer, handler: handler
             )
         }

@@ -7,11 +7,14 @@ public protocol ServerCallObserver: Sendable {
     func callStarted(_ method: MethodDescriptor?)
 
     /// The RPC ended with `code` after `duration`, having received and sent messages of
-    /// `receivedBytes` and `sentBytes` in all (serialized, before compression and framing).
+    /// `receivedBytes` and `sentBytes` in all: as they crossed the wire (each message's length
+    /// prefix, after compression) when the transport counts them (``MessageWireCounts``: HTTP/2
+    /// and HTTP/1.1), else serialized (in process, where nothing is compressed).
     func callFinished(_ method: MethodDescriptor?, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int)
 }
 
-/// Bytes of messages an RPC received and sent, counted as they pass, when an observer wants them.
+/// Bytes of messages an RPC received and sent, counted as they pass, when an observer wants them
+/// and the transport counts none on the wire.
 final class CallTally: Sendable {
     private let counts = Atomic<Int>(0)
     private let sent = Atomic<Int>(0)

@@ -31,6 +31,19 @@ public protocol ServerInterceptor: Sendable {
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async throws -> StreamingServerResponse<Output>
+
+    /// Whether the server also runs this interceptor for the calls no handler serves, which it
+    /// answers UNIMPLEMENTED itself: a method it does not know (`context.descriptor` is the
+    /// requested path; the messages are bytes, never read), or one it cannot serve in the
+    /// request's codec or over GET. Default false: an interceptor that authenticates or
+    /// rewrites calls sees only those a handler serves (else a call to a method that does not
+    /// exist could fail UNAUTHENTICATED). The shipped logging, access-log and tracing
+    /// interceptors say true, so every call is logged and traced.
+    var seesUnservedCalls: Bool { get }
+}
+
+extension ServerInterceptor {
+    public var seesUnservedCalls: Bool { false }
 }
 
 /// A service a `GRPCServer` can serve: generated service protocols conform.

@@ -4,6 +4,7 @@ enum ServerRPCExecutor {
     static func run<Input: Sendable, Output: Sendable>(
         metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
+        wireCounts: (any MessageWireCounts)?, observedMethod: MethodDescriptor?,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async {
@@ -11,8 +12,9 @@ enum ServerRPCExecutor {
         let compression = context.messageCompression
         let observer = settings.observer
         let started = observer == nil ? nil : ContinuousClock.now
-        let tally = observer == nil ? nil : CallTally()
-        observer?.callStarted(context.descriptor)
+        // Sizes on the wire come from the transport's counts; without them, serialized sizes.
+        let tally = observer == nil || wireCounts != nil ? nil : CallTally()
+        observer?.callStarted(observedMethod)
         let messages = MappedSequence(base: inbound) { part -> Input? in
             guard case .message(let bytes, let flags) = part else {
                 throw RPCError(code: .internal, message: "the client sent metadata twice")
@@ -45,9 +47,10 @@ enum ServerRPCExecutor {
         case .cancelled:
             status = (Status(code: .cancelled, message: "the RPC was cancelled"), [:])
         }
-        if let observer, let started, let tally {
-            observer.callFinished(context.descriptor, code: status.0.code, duration: ContinuousClock.now - started,
-                                  receivedBytes: tally.receivedBytes, sentBytes: tally.sentBytes)
+        if let observer, let started {
+            observer.callFinished(observedMethod, code: status.0.code, duration: ContinuousClock.now - started,
+                                  receivedBytes: wireCounts?.receivedMessageWireBytes ?? tally?.receivedBytes ?? 0,
+                                  sentBytes: wireCounts?.sentMessageWireBytes ?? tally?.sentBytes ?? 0)
         }
         if case .cancelled = outcome {
             await outbound.finish(throwing: RPCError(code: .cancelled, message: "the RPC was cancelled"))

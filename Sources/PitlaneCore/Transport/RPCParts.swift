@@ -47,12 +47,17 @@ public struct RPCStream<Inbound: Sendable, Outbound: Sendable>: Sendable {
     public let descriptor: MethodDescriptor
     public let inbound: RPCAsyncSequence<Inbound, any Error>
     public let outbound: RPCWriter<Outbound>.Closable
+    /// The transport's count of this stream's message bytes on the wire (after compression),
+    /// which metrics report; nil when it keeps none, as in process, where messages are neither
+    /// framed nor compressed and metrics count their serialized sizes.
+    public let wireCounts: (any MessageWireCounts)?
 
     public init(descriptor: MethodDescriptor, inbound: RPCAsyncSequence<Inbound, any Error>,
-                outbound: RPCWriter<Outbound>.Closable) {
+                outbound: RPCWriter<Outbound>.Closable, wireCounts: (any MessageWireCounts)? = nil) {
         self.descriptor = descriptor
         self.inbound = inbound
         self.outbound = outbound
+        self.wireCounts = wireCounts
     }
 }
 

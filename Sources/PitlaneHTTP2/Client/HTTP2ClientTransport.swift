@@ -259,7 +259,8 @@ public final class HTTP2ClientTransport: ClientTransport {
             outbound: .init(wrapping: ClientStreamWriter(
                 binding: binding, stream: stream, timeout: options.timeout, encoder: call.encoder,
                 reconnect: { [self] in try await self.readyConnection(waitForReady: false) }
-            ))
+            )),
+            wireCounts: stream.outbound
         )
         defer {
             stream.inbound.finishConsuming()

@@ -248,7 +248,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
             try call.appendBody(bytes)
             while let message = try call.nextMessage() {
                 exchange.unreadBytes += message.bytes.count + 5
-                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes))
+                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes, counting: exchange.outbound))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -269,7 +269,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         if var call = exchange.call, let inbound = exchange.inbound {
             do {
                 if let message = try call.finishBody() {
-                    inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
+                    inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes, counting: exchange.outbound))
                 }
                 inbound.finish()
             } catch {

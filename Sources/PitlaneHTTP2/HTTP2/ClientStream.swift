@@ -32,7 +32,7 @@ final class ClientStream: @unchecked Sendable {
         guard !finished else { return }
         let fields = headers
         headers = []
-        call.receivedHeaders(fields, endStream: endStream) { emit($0) }
+        call.receivedHeaders(fields, endStream: endStream, counting: outbound) { emit($0) }
     }
 
     /// Frames received DATA into messages; returns bytes of window to give back at once.
@@ -40,7 +40,7 @@ final class ClientStream: @unchecked Sendable {
         window.received(data.count)
         guard !finished else { return 0 }
         do {
-            try call.receivedData(data) { part in
+            try call.receivedData(data, counting: outbound) { part in
                 if case .message(let bytes, _) = part { window.completed(messageOfSize: bytes.count + 5) }
                 emit(part)
             }
@@ -53,7 +53,7 @@ final class ClientStream: @unchecked Sendable {
     /// END_STREAM on a DATA frame.
     func receivedEnd() {
         guard !finished else { return }
-        call.receivedEnd { emit($0) }
+        call.receivedEnd(counting: outbound) { emit($0) }
     }
 
     func fail(_ error: RPCError) {
@@ -113,8 +113,8 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
             }
         case .message(let bytes, let flags):
             let connection = binding.connection
-            let framed = try encoder.encode(bytes, flags: flags)
-            try await stream.outbound.enqueue(framed.count) {
+            let (framed, wireBytes) = try encoder.encode(bytes, flags: flags)
+            try await stream.outbound.enqueue(framed.count, wireBytes: wireBytes) {
                 connection.loop.execute { connection.queueData(stream, framed: framed) }
             }
         }

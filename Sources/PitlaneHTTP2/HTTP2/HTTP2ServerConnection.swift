@@ -297,7 +297,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             try call.appendBody(data)
             while let message = try call.nextMessage() {
                 stream.window.completed(messageOfSize: message.bytes.count + 5)
-                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes))
+                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes, counting: stream.outbound))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -314,7 +314,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             try call.appendBody(data)
             while let message = try call.nextMessage() {
-                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes))
+                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes, counting: stream.outbound))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -333,7 +333,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             if let message = try call.finishBody() {
                 stream.window.completed(messageOfSize: message.count)
-                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes))
+                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes, counting: stream.outbound))
             }
             inbound.finish()
         } catch {

@@ -5,6 +5,10 @@ import Synchronization
 /// have queued for its connection's event loop, and the backpressure between them: writers
 /// wait while more than `highWatermark` bytes are queued, and the loop resumes them as it
 /// sends.
+///
+/// It also counts an RPC's message bytes on the wire both ways, for metrics (its
+/// ``MessageWireCounts``, handed to the core in ``RPCStream/wireCounts``): one object per
+/// stream already, so the counts cost no allocation.
 final class StreamOutbound: Sendable {
     private struct State {
         var queuedBytes = 0
@@ -24,16 +28,25 @@ final class StreamOutbound: Sendable {
     private let highWatermark: Int
     /// Writes queued on the loop and not yet run there; see `ServerStreamWriter.onLoop`.
     let hopsInFlight = Atomic(0)
+    /// Message bytes sent as framed (each length prefix's value). Added to under `state`'s
+    /// lock, which `enqueue` takes anyway, so a load and a store suffice; read without it.
+    private let sentWire = Atomic(0)
+    /// Message bytes received as framed. Added to on the stream's event loop only (where
+    /// messages are unframed), so a load and a store suffice; read from any thread.
+    private let receivedWire = Atomic(0)
 
     init(highWatermark: Int) {
         self.highWatermark = highWatermark
     }
 
     /// Counts `bytes` as queued, then waits while the queue is above the watermark.
-    func enqueue(_ bytes: Int, then send: () -> Void) async throws {
+    /// `wireBytes`: the message's size on the wire, when `bytes` frame one (its length prefix:
+    /// after compression, without the prefix or base64).
+    func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
         try state.withLock { state in
             if let closed = state.closed { throw closed }
             state.queuedBytes += bytes
+            if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
         }
         send()
         // Below the watermark (the usual case) the writer goes on without suspending.
@@ -79,6 +92,17 @@ final class StreamOutbound: Sendable {
             return state.takeWaiters()
         }
         for waiter in waiters { waiter.resume(throwing: error) }
+    }
+}
+
+extension StreamOutbound: MessageWireCounts {
+    var sentMessageWireBytes: Int { sentWire.load(ordering: .relaxed) }
+    var receivedMessageWireBytes: Int { receivedWire.load(ordering: .relaxed) }
+
+    /// A message of `wireBytes` bytes arrived (its length prefix's value: before
+    /// decompression). On the stream's event loop only.
+    func receivedMessage(wireBytes: Int) {
+        receivedWire.store(receivedWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed)
     }
 }
 

@@ -85,7 +85,8 @@ struct ClientCall {
 
     /// Response headers, or trailers: the first HEADERS frame is the head (ending the stream
     /// when the response has no body); a later one carries gRPC's status.
-    mutating func receivedHeaders(_ fields: [(name: String, value: String)], endStream: Bool, _ emit: (RPCResponsePart) -> Void) {
+    mutating func receivedHeaders(_ fields: [(name: String, value: String)], endStream: Bool, counting counts: StreamOutbound,
+                                  _ emit: (RPCResponsePart) -> Void) {
         guard !finished else { return }
         if httpStatus != 0 {
             // Trailers: gRPC's, or those of a gRPC-Web server that sends real ones.
@@ -117,23 +118,25 @@ struct ClientCall {
             if endStream { finish(Status(code: .internal, message: "the stream ended without its end-of-stream message"), [:], emit) }
         case .connectUnary:
             guard readCompression("content-encoding", emit) else { return }
-            if endStream { receivedEnd(emit) }
+            if endStream { receivedEnd(counting: counts, emit) }
         }
     }
 
-    /// Response body bytes.
-    mutating func receivedData(_ data: UnsafeRawBufferPointer, _ emit: (RPCResponsePart) -> Void) throws {
+    /// Response body bytes; each message's size as it arrived goes to `counts`.
+    mutating func receivedData(_ data: UnsafeRawBufferPointer, counting counts: StreamOutbound,
+                               _ emit: (RPCResponsePart) -> Void) throws {
         guard !finished else { return }
         try body.append(data)
         while !finished, let frame = try body.next() {
-            try deliver(frame, emit)
+            try deliver(frame, counts, emit)
         }
     }
 
     /// Bytes held for a message not yet complete.
     var bufferedBytes: Int { body.bufferedBytes }
 
-    private mutating func deliver(_ frame: (flags: UInt8, bytes: [UInt8]), _ emit: (RPCResponsePart) -> Void) throws {
+    private mutating func deliver(_ frame: (flags: UInt8, bytes: [UInt8]), _ counts: StreamOutbound,
+                                  _ emit: (RPCResponsePart) -> Void) throws {
         switch (wire, frame.flags) {
         case (.grpcWeb, let flags) where flags & GRPCWebWire.trailersFlag != 0:
             let fields = GRPCWebWire.parseTrailers(frame.bytes)
@@ -143,8 +146,10 @@ struct ClientCall {
             let (status, trailers) = ConnectWire.parseEndOfStream(bytes)
             finish(status, trailers, emit)
         case (_, let flags) where flags & 0x01 != 0:
+            counts.receivedMessage(wireBytes: frame.bytes.count)
             emit(.message(try decompress(frame.bytes), .compressed))
         default:
+            counts.receivedMessage(wireBytes: frame.bytes.count)
             emit(.message(frame.bytes, []))
         }
     }
@@ -156,8 +161,9 @@ struct ClientCall {
         return try MessageCompression.decompress(bytes, with: algorithm, limit: maxMessageBytes)
     }
 
-    /// END_STREAM without trailers: Connect unary's whole body is in, or the stream ended early.
-    mutating func receivedEnd(_ emit: (RPCResponsePart) -> Void) {
+    /// END_STREAM without trailers: Connect unary's whole body is in (its size goes to
+    /// `counts`), or the stream ended early.
+    mutating func receivedEnd(counting counts: StreamOutbound, _ emit: (RPCResponsePart) -> Void) {
         guard !finished else { return }
         guard wire == .connectUnary else {
             return finish(Status(code: .internal, message: "the server ended the stream without a status"), [:], emit)
@@ -165,6 +171,7 @@ struct ClientCall {
         var bytes: [UInt8]
         do {
             bytes = try body.finish() ?? []
+            if httpStatus == 200 { counts.receivedMessage(wireBytes: bytes.count) }
             if httpStatus == 200, let algorithm = responseCompression {
                 bytes = try MessageCompression.decompress(bytes, with: algorithm, limit: maxMessageBytes)
             }
@@ -233,8 +240,14 @@ struct RequestMessageEncoder: Sendable {
     let enveloped: Bool
     let compression: CompressionAlgorithm?
 
-    func encode(_ message: [UInt8], flags: MessageFlags) throws -> [UInt8] {
-        guard enveloped else { return try compression.map { try MessageCompression.compress(message, with: $0) } ?? message }
-        return try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
+    /// The message as the body carries it, and its size on the wire: what its length prefix
+    /// says (after compression, without the prefix), or the whole body's.
+    func encode(_ message: [UInt8], flags: MessageFlags) throws -> (body: [UInt8], wireBytes: Int) {
+        guard enveloped else {
+            let body = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
+            return (body, body.count)
+        }
+        let framed = try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
+        return (framed, framed.count - 5)
     }
 }

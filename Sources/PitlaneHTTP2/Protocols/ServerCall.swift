@@ -60,7 +60,7 @@ struct ServerCall {
         if head.method == "OPTIONS", head.header("access-control-request-method") != nil {
             return .respond(settings.cors.preflightResponse(to: head), body: [])
         }
-        if let endpoint = settings.httpEndpoints.isEmpty ? nil : settings.httpEndpoints[String(head.pathAndQuery.path)] {
+        if !settings.httpEndpoints.isEmpty, let endpoint = Self.endpoint(at: head.pathAndQuery.path, in: settings.httpEndpoints) {
             guard head.method == "GET" || head.method == "HEAD" else {
                 return .respond(HTTPResponseHead(status: 405, headers: [("allow", "GET, HEAD")]), body: [])
             }
@@ -97,6 +97,17 @@ struct ServerCall {
         var call = ServerCall(wire: wire, codec: codec, descriptor: descriptor, head: head, settings: settings)
         if let failure = call.readHead(head, query: query, settings: settings) { return .reject(call, failure) }
         return .serve(call)
+    }
+
+    /// The endpoint at `path`, found without making a `String` of it: this runs for every
+    /// request to a server with endpoints (`/metrics`, `/healthz`), RPCs included, and a path
+    /// as long as most RPCs' would cost an allocation. Servers have a handful of endpoints.
+    private static func endpoint(at path: Substring, in endpoints: [String: HTTPEndpoint]) -> HTTPEndpoint? {
+        let length = path.utf8.count
+        for (name, endpoint) in endpoints where name.utf8.count == length && name.utf8.elementsEqual(path.utf8) {
+            return endpoint
+        }
+        return nil
     }
 
     static let acceptedContentTypes = "application/grpc, application/grpc-web, application/grpc-web-text, application/proto, application/json, application/connect+proto, application/connect+json"
@@ -186,8 +197,11 @@ struct ServerCall {
     // MARK: Request
 
     /// Turns a received message (as the decoder framed it) into a request part: decompressed
-    /// when it says it is compressed, or, for Connect unary calls, when the body is.
-    func requestPart(_ message: (compressed: Bool, bytes: [UInt8]), limit: Int) throws -> RPCRequestPart {
+    /// when it says it is compressed, or, for Connect unary calls, when the body is. Its size
+    /// as it arrived goes to the stream's wire counts (`counts`).
+    func requestPart(_ message: (compressed: Bool, bytes: [UInt8]), limit: Int,
+                     counting counts: StreamOutbound) throws -> RPCRequestPart {
+        counts.receivedMessage(wireBytes: message.bytes.count)
         let compressed = message.compressed || (!wire.isEnveloped && requestCompression != nil)
         guard compressed else { return .message(message.bytes, []) }
         guard let algorithm = requestCompression else {
@@ -328,16 +342,20 @@ struct ResponseMessageEncoder: Sendable {
     /// Messages are compressed with this, when set.
     let compression: CompressionAlgorithm?
 
-    func encode(_ message: [UInt8], flags: MessageFlags) throws -> [UInt8] {
+    /// The message as the body carries it, and its size on the wire: what its length prefix
+    /// says (after compression; without the prefix, before base64), or the whole body's.
+    func encode(_ message: [UInt8], flags: MessageFlags) throws -> (body: [UInt8], wireBytes: Int) {
         switch wire {
         case .connectUnary:
             // The whole body is compressed or not, as its head says: no per-message choice.
-            return try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
+            let body = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
+            return (body, body.count)
         case .grpcWeb(text: true):
             let framed = try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
-            return Array(Base64.encode(framed).utf8)
+            return (Array(Base64.encode(framed).utf8), framed.count - 5)
         case .grpc, .grpcWeb(text: false), .connectStreaming:
-            return try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
+            let framed = try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
+            return (framed, framed.count - 5)
         }
     }
 }

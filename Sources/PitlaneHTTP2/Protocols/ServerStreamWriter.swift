@@ -30,8 +30,8 @@ struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterPr
                 onLoop { connection.sendResponseHeaders(stream: stream, metadata: metadata) }
             }
         case .message(let bytes, let flags):
-            let encoded = try encoder.encode(bytes, flags: flags)
-            try await outbound.enqueue(encoded.count) {
+            let (encoded, wireBytes) = try encoder.encode(bytes, flags: flags)
+            try await outbound.enqueue(encoded.count, wireBytes: wireBytes) {
                 onLoop { connection.queueMessage(stream: stream, encoded: encoded) }
             }
         case .status(let status, let trailers):
@@ -89,14 +89,15 @@ extension ServerCall {
         inbound.yield(.metadata(metadata))
         if let queryMessage {
             do {
-                inbound.yield(try requestPart((false, queryMessage), limit: maxMessageBytes))
+                inbound.yield(try requestPart((false, queryMessage), limit: maxMessageBytes, counting: outbound))
             } catch {
                 inbound.finish(throwing: error)
             }
         }
         let rpc = ServerRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
-            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: id, outbound: outbound, encoder: encoder))
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: id, outbound: outbound, encoder: encoder)),
+            wireCounts: outbound
         )
         let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
                                              codec: codec, requiresNoSideEffects: isGet)

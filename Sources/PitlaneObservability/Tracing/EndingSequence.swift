@@ -2,11 +2,13 @@ import PitlaneCore
 import Synchronization
 
 /// A client's response parts, passed through, telling `onEnd` once how the call ended: OK at
-/// its trailers (or the end of the parts), or the error's status.
+/// its trailers (or the end of the parts), or the error's status; and `events`, when set, of
+/// each message read.
 struct EndingSequence<Message: Sendable>: AsyncSequence, Sendable {
     typealias Element = StreamingClientResponse<Message>.BodyPart
 
     let base: RPCAsyncSequence<Element, any Error>
+    let events: MessageEvents?
     let onEnd: @Sendable (Status) -> Void
 
     final class Once: Sendable {
@@ -16,6 +18,7 @@ struct EndingSequence<Message: Sendable>: AsyncSequence, Sendable {
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: RPCAsyncSequence<Element, any Error>.AsyncIterator
+        let events: MessageEvents?
         let onEnd: @Sendable (Status) -> Void
         let once = Once()
 
@@ -25,8 +28,8 @@ struct EndingSequence<Message: Sendable>: AsyncSequence, Sendable {
                 switch element {
                 case .trailingMetadata?, nil:
                     if once.first() { onEnd(.ok) }
-                case .message?:
-                    break
+                case .message(let message)?:
+                    events?.received(message)
                 }
                 return element
             } catch {
@@ -37,6 +40,6 @@ struct EndingSequence<Message: Sendable>: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: base.makeAsyncIterator(), onEnd: onEnd)
+        AsyncIterator(base: base.makeAsyncIterator(), events: events, onEnd: onEnd)
     }
 }

@@ -9,12 +9,27 @@ import PitlaneCore
 /// While the handler runs, the span is ``TraceContext/current``: calls the handler makes
 /// through a client with ``TracingClientInterceptor`` continue the trace and forward the
 /// `tracestate`.
+///
+/// Calls the server answers without a handler (a method it does not serve) get a span too,
+/// named after the method the client asked for, with status UNIMPLEMENTED.
 public struct TracingServerInterceptor: ServerInterceptor {
     private let exporter: OTLPSpanExporter
+    private let messageEvents: Bool
 
-    public init(exporter: OTLPSpanExporter) {
+    /// - Parameters:
+    ///   - exporter: where finished spans go.
+    ///   - messageEvents: also give each span a "message" event per request message read and
+    ///     response message written (OpenTelemetry's RPC conventions: `message.type` SENT or
+    ///     RECEIVED, `message.id` from 1 each way, `message.uncompressed_size`), the first 128
+    ///     of them, the rest counted in the span's `dropped_events_count`. Default false: an
+    ///     event costs a lock and a record per message.
+    public init(exporter: OTLPSpanExporter, messageEvents: Bool = false) {
         self.exporter = exporter
+        self.messageEvents = messageEvents
     }
+
+    /// True: a call to a method the server does not serve gets its span (UNIMPLEMENTED).
+    public var seesUnservedCalls: Bool { true }
 
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
@@ -25,16 +40,26 @@ public struct TracingServerInterceptor: ServerInterceptor {
             TraceContext(traceparent: $0, tracestate: tracestate)
         }
         let spanContext = parent?.child() ?? .newTrace()
+        let events = messageEvents ? MessageEvents() : nil
         let span = SpanInProgress(kind: .server, context: spanContext, parent: parent,
-                                  method: context.descriptor, peer: context.peer)
+                                  method: context.descriptor, peer: context.peer, events: events)
+        // With events on, each request message is recorded as the handler reads it.
+        let observed = events.map { events in
+            StreamingServerRequest(
+                metadata: request.metadata,
+                messages: RPCAsyncSequence(wrapping: RecordingSequence(base: request.messages) { events.received($0) }))
+        } ?? request
         let exporter = self.exporter
         let response = try await TraceContext.currentSpan.withValue(spanContext) {
-            try await observing(request, context, next: next) { status in exporter.record(span.finished(status)) }
+            try await observing(observed, context, next: next) { status in exporter.record(span.finished(status)) }
         }
         guard case .success(let contents) = response.accepted else { return response }
         // The handler's messages are written after this returns: in the span's context too.
-        return StreamingServerResponse(metadata: contents.metadata) { writer in
-            try await TraceContext.currentSpan.withValue(spanContext) { try await contents.producer(writer) }
+        return StreamingServerResponse(metadata: contents.metadata) { output in
+            let writer = events.map { events in
+                RPCWriter(wrapping: RecordingWriter(base: output) { events.sent($0) })
+            } ?? output
+            return try await TraceContext.currentSpan.withValue(spanContext) { try await contents.producer(writer) }
         }
     }
 }
@@ -44,9 +69,15 @@ public struct TracingServerInterceptor: ServerInterceptor {
 /// ``TracingServerInterceptor``) is its child, in its trace, and sends its `tracestate` on.
 public struct TracingClientInterceptor: ClientInterceptor {
     private let exporter: OTLPSpanExporter
+    private let messageEvents: Bool
 
-    public init(exporter: OTLPSpanExporter) {
+    /// - Parameters:
+    ///   - exporter: where finished spans go.
+    ///   - messageEvents: also give each span a "message" event per request message written
+    ///     and response message read, as ``TracingServerInterceptor`` does. Default false.
+    public init(exporter: OTLPSpanExporter, messageEvents: Bool = false) {
         self.exporter = exporter
+        self.messageEvents = messageEvents
     }
 
     public func intercept<Input: Sendable, Output: Sendable>(
@@ -54,12 +85,19 @@ public struct TracingClientInterceptor: ClientInterceptor {
         next: (StreamingClientRequest<Input>, ClientContext) async throws -> StreamingClientResponse<Output>
     ) async throws -> StreamingClientResponse<Output> {
         let parent = TraceContext.current
+        let events = messageEvents ? MessageEvents() : nil
         let span = SpanInProgress(kind: .client, context: parent?.child() ?? .newTrace(), parent: parent,
-                                  method: context.descriptor, peer: nil)
+                                  method: context.descriptor, peer: nil, events: events)
         var request = request
         request.metadata.replaceOrAddString(span.context.traceparent, forKey: "traceparent")
         if !span.context.traceState.isEmpty {
             request.metadata.replaceOrAddString(span.context.traceState, forKey: "tracestate")
+        }
+        if let events {
+            let producer = request.producer
+            request.producer = { writer in
+                try await producer(RPCWriter(wrapping: RecordingWriter(base: writer) { events.sent($0) }))
+            }
         }
         let exporter = self.exporter
         do {
@@ -70,9 +108,10 @@ public struct TracingClientInterceptor: ClientInterceptor {
                 return response
             case .success(let contents):
                 // The call ends when its messages do: wrap them to end the span then.
-                let messages = RPCAsyncSequence(wrapping: EndingSequence<Output>(base: contents.bodyParts) { status in
+                let ending = EndingSequence<Output>(base: contents.bodyParts, events: events) { status in
                     exporter.record(span.finished(status))
-                })
+                }
+                let messages = RPCAsyncSequence(wrapping: ending)
                 return StreamingClientResponse(accepted: .success(.init(metadata: contents.metadata, bodyParts: messages)))
             }
         } catch {
@@ -89,6 +128,8 @@ struct SpanInProgress: Sendable {
     let parent: TraceContext?
     let method: MethodDescriptor
     let peer: String?
+    /// Its "message" events, when its interceptor records them.
+    let events: MessageEvents?
     let start = OTLPSpanExporter.now()
 
     func finished(_ status: Status) -> OTLPSpan {
@@ -111,6 +152,7 @@ struct SpanInProgress: Sendable {
                 OTLPSpanExporter.attribute("rpc.grpc.status_code", status.code.rawValue),
             ]
             if let peer { span.attributes.append(OTLPSpanExporter.attribute("network.peer.address", peer)) }
+            events?.write(into: &span)
             if Self.isError(status.code, kind: kind) {
                 span.status = .with {
                     $0.code = .error
