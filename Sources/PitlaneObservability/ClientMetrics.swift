@@ -55,7 +55,7 @@ public final class ClientMetrics: ClientCallObserver {
         }
     }
 
-    private static let statusCodes = 17
+    private static let statusCodes = PrometheusText.statusCodes
     // Where each histogram sits within a status code's counters.
     private static let attemptDuration = 0
     private static let sentSize = HistogramLayout.latency.width
@@ -101,25 +101,20 @@ public final class ClientMetrics: ClientCallObserver {
             out.sample("grpc_client_attempt_started_total", [("grpc_method", method.label), ("grpc_target", target)],
                        String(method.counters.load(0)))
         }
-        histogram(&out, all, name: "grpc_client_attempt_duration_seconds", layout: .latency, offset: Self.attemptDuration,
-                  help: "Time from the start of an RPC attempt to its status, by method, target and status.")
-        histogram(&out, all, name: "grpc_client_attempt_sent_total_compressed_message_size_bytes", layout: .size,
-                  offset: Self.sentSize, help: "Bytes of messages an RPC attempt sent, as on the wire (compressed).")
-        histogram(&out, all, name: "grpc_client_attempt_rcvd_total_compressed_message_size_bytes", layout: .size,
-                  offset: Self.receivedSize, help: "Bytes of messages an RPC attempt received, as on the wire (compressed).")
-        histogram(&out, all, name: "grpc_client_call_duration_seconds", layout: .latency, offset: Self.callDuration,
-                  help: "Time from the start of an RPC to the status its caller sees, over all its attempts.")
+        let series = all.map { (label: $0.label, counters: $0.counters) }
+        let target = [("grpc_target", target)]
+        out.statusHistograms("grpc_client_attempt_duration_seconds",
+                             help: "Time from the start of an RPC attempt to its status, by method, target and status.",
+                             methods: series, labels: target, layout: .latency, offset: Self.attemptDuration, perStatus: Self.perStatus)
+        out.statusHistograms("grpc_client_attempt_sent_total_compressed_message_size_bytes",
+                             help: "Bytes of messages an RPC attempt sent, as on the wire (compressed).",
+                             methods: series, labels: target, layout: .size, offset: Self.sentSize, perStatus: Self.perStatus)
+        out.statusHistograms("grpc_client_attempt_rcvd_total_compressed_message_size_bytes",
+                             help: "Bytes of messages an RPC attempt received, as on the wire (compressed).",
+                             methods: series, labels: target, layout: .size, offset: Self.receivedSize, perStatus: Self.perStatus)
+        out.statusHistograms("grpc_client_call_duration_seconds",
+                             help: "Time from the start of an RPC to the status its caller sees, over all its attempts.",
+                             methods: series, labels: target, layout: .latency, offset: Self.callDuration, perStatus: Self.perStatus)
         return out.text
-    }
-
-    private func histogram(_ out: inout PrometheusText, _ all: [MethodCounters], name: String, layout: HistogramLayout,
-                           offset: Int, help: String) {
-        out.header(name, type: "histogram", help: help)
-        for method in all {
-            for code in 0..<Self.statusCodes {
-                let labels = [("grpc_method", method.label), ("grpc_target", target), ("grpc_status", Status.Code(rawValue: code)!.description)]
-                out.histogram(name, labels, layout: layout, counters: method.counters, base: 1 + code * Self.perStatus + offset)
-            }
-        }
     }
 }

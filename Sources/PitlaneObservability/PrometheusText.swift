@@ -1,5 +1,10 @@
+import PitlaneCore
+
 /// Writes the Prometheus text exposition format (version 0.0.4).
 struct PrometheusText {
+    /// gRPC status codes, 0 (OK) to 16 (UNAUTHENTICATED): one counter block each.
+    static let statusCodes = 17
+
     private(set) var text = ""
 
     mutating func header(_ name: String, type: String, help: String) {
@@ -12,6 +17,22 @@ struct PrometheusText {
             text += "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
         }
         text += " " + value + "\n"
+    }
+
+    /// A histogram family by method and status: each method's counters hold, after one
+    /// leading slot, a block of `perStatus` counters per status code, the histogram at
+    /// `offset` in each block. Only (method, status) pairs that happened are written.
+    mutating func statusHistograms(
+        _ name: String, help: String, methods: [(label: String, counters: AtomicCounters)],
+        labels: [(String, String)] = [], layout: HistogramLayout, offset: Int, perStatus: Int
+    ) {
+        header(name, type: "histogram", help: help)
+        for method in methods {
+            for code in 0..<Self.statusCodes {
+                let series = [("grpc_method", method.label)] + labels + [("grpc_status", Status.Code(rawValue: code)!.description)]
+                histogram(name, series, layout: layout, counters: method.counters, base: 1 + code * perStatus + offset)
+            }
+        }
     }
 
     /// One series of a histogram whose counters start at `base` in `counters` (laid out by

@@ -22,7 +22,7 @@ public final class ServerMetrics: ServerCallObserver {
         let counters: AtomicCounters
     }
 
-    private static let statusCodes = 17
+    private static let statusCodes = PrometheusText.statusCodes
     private static var perStatus: Int { HistogramLayout.latency.width + 2 * HistogramLayout.size.width }
 
     private let methods: [MethodDescriptor: MethodCounters]
@@ -92,15 +92,17 @@ public final class ServerMetrics: ServerCallObserver {
         let all = methods.values.sorted { $0.label < $1.label } + [other]
         out.header("grpc_server_call_started_total", type: "counter", help: "RPCs started, by method.")
         for method in all { out.sample("grpc_server_call_started_total", [("grpc_method", method.label)], String(method.counters.load(0))) }
-        histogram(&out, all, name: "grpc_server_call_duration_seconds", layout: .latency, offset: 0,
-                  help: "Time from the start of an RPC to its status, by method and status.")
+        let series = all.map { (label: $0.label, counters: $0.counters) }
+        out.statusHistograms("grpc_server_call_duration_seconds", help: "Time from the start of an RPC to its status, by method and status.",
+                             methods: series, layout: .latency, offset: 0, perStatus: Self.perStatus)
         // gRFC A66 counts bytes as they crossed the wire, compressed: the transport's counts
         // (MessageWireCounts), or serialized sizes in process, where nothing is compressed.
-        histogram(&out, all, name: "grpc_server_call_sent_total_compressed_message_size_bytes", layout: .size,
-                  offset: HistogramLayout.latency.width, help: "Bytes of messages an RPC sent, as on the wire (compressed).")
-        histogram(&out, all, name: "grpc_server_call_rcvd_total_compressed_message_size_bytes", layout: .size,
-                  offset: HistogramLayout.latency.width + HistogramLayout.size.width,
-                  help: "Bytes of messages an RPC received, as on the wire (compressed).")
+        out.statusHistograms("grpc_server_call_sent_total_compressed_message_size_bytes",
+                             help: "Bytes of messages an RPC sent, as on the wire (compressed).",
+                             methods: series, layout: .size, offset: HistogramLayout.latency.width, perStatus: Self.perStatus)
+        out.statusHistograms("grpc_server_call_rcvd_total_compressed_message_size_bytes",
+                             help: "Bytes of messages an RPC received, as on the wire (compressed).", methods: series,
+                             layout: .size, offset: HistogramLayout.latency.width + HistogramLayout.size.width, perStatus: Self.perStatus)
         out.header("pitlane_server_streams_open", type: "gauge", help: "RPC streams open: calls started and not finished.")
         out.sample("pitlane_server_streams_open", [], String(callsInProgress))
         for gauge in gauges.withLock({ $0 }) {
@@ -114,15 +116,4 @@ public final class ServerMetrics: ServerCallObserver {
         return out.text
     }
 
-    /// Only (method, status) pairs that happened are written: a scrape stays small.
-    private func histogram(_ out: inout PrometheusText, _ all: [MethodCounters], name: String, layout: HistogramLayout,
-                           offset: Int, help: String) {
-        out.header(name, type: "histogram", help: help)
-        for method in all {
-            for code in 0..<Self.statusCodes {
-                out.histogram(name, [("grpc_method", method.label), ("grpc_status", Status.Code(rawValue: code)!.description)],
-                              layout: layout, counters: method.counters, base: 1 + code * Self.perStatus + offset)
-            }
-        }
-    }
 }
