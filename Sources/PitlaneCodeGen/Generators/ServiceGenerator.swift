@@ -118,19 +118,16 @@ struct ServiceGenerator {
         }
         out.line()
         out.block("extension \(namespace).StreamingServiceProtocol {") { out in
-            out.block("\(access)func registerMethods(with router: inout \(core)RPCRouter) {") { out in
-                for method in methods {
-                    out.line("router.registerHandler(")
-                    out.line("    forMethod: \(descriptor(method)),")
-                    out.line("    idempotency: .\(method.idempotency)")
-                    out.line(") { (request: \(core)StreamingServerRequest<\(method.input)>, context) in")
-                    out.line("    try await self.\(method.swiftName)(request: request, context: context)")
-                    out.line("}")
-                }
-            }
+            writeRegistration(unaryFastPath: false, to: &out)
         }
         out.line()
         out.block("extension \(namespace).ServiceProtocol {") { out in
+            // Unary methods implemented in unary form register as such: without interceptors
+            // their calls skip the streaming adapters.
+            if methods.contains(where: { !$0.clientStreaming && !$0.serverStreaming }) {
+                writeRegistration(unaryFastPath: true, to: &out)
+                out.line()
+            }
             for method in methods where !(method.clientStreaming && method.serverStreaming) {
                 out.block("\(access)func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)> {") { out in
                     let request = method.clientStreaming ? "request" : "try await \(core)ServerRequest(stream: request)"
@@ -153,6 +150,22 @@ struct ServiceGenerator {
                         out.line("\(core)ServerResponse(message: try await self.\(method.swiftName)(request: \(request), context: context))")
                     }
                 }
+            }
+        }
+    }
+
+    /// `registerMethods(with:)`: every method in streaming form, or unary ones in unary form.
+    private func writeRegistration(unaryFastPath: Bool, to out: inout CodeWriter) {
+        out.block("\(access)func registerMethods(with router: inout \(core)RPCRouter) {") { out in
+            for method in methods {
+                let unary = unaryFastPath && !method.clientStreaming && !method.serverStreaming
+                out.line(unary ? "router.registerUnaryHandler(" : "router.registerHandler(")
+                out.line("    forMethod: \(descriptor(method)),")
+                out.line("    idempotency: .\(method.idempotency)")
+                let request = unary ? "ServerRequest" : "StreamingServerRequest"
+                out.line(") { (request: \(core)\(request)<\(method.input)>, context) in")
+                out.line("    try await self.\(method.swiftName)(request: request, context: context)")
+                out.line("}")
             }
         }
     }

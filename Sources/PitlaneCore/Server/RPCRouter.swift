@@ -50,6 +50,43 @@ public struct RPCRouter: Sendable {
         )
     }
 
+    /// Registers a unary method of generated messages (binary and JSON codecs). Without
+    /// server interceptors its calls take a path of their own: the request read straight from
+    /// the stream and the response written straight to it, none of the streaming form's
+    /// adapters between; with interceptors, which see every RPC in streaming form, it is
+    /// served as `registerHandler` serves it.
+    public mutating func registerUnaryHandler<Input: PitlaneProtobuf.Message, Output: PitlaneProtobuf.Message>(
+        forMethod descriptor: MethodDescriptor, idempotency: IdempotencyLevel = .unknown,
+        handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
+    ) {
+        entries[descriptor] = Entry(
+            handlers: [
+                .protobuf: Self.unaryHandler(ProtobufDeserializer<Input>(), ProtobufSerializer<Output>(), handler),
+                .json: Self.unaryHandler(JSONDeserializer<Input>(), JSONSerializer<Output>(), handler),
+            ],
+            idempotency: idempotency
+        )
+    }
+
+    private static func unaryHandler<Input: Sendable, Output: Sendable>(
+        _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
+        _ handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
+    ) -> Handler {
+        let streaming = Self.handler(deserializer, serializer) { request, context in
+            StreamingServerResponse(single: try await handler(ServerRequest(stream: request), context))
+        }
+        return { metadata, inbound, outbound, context, settings, wireCounts in
+            guard settings.interceptors.isEmpty else {
+                return await streaming(metadata, inbound, outbound, context, settings, wireCounts)
+            }
+            await ServerRPCExecutor.runUnary(
+                metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
+                wireCounts: wireCounts, observedMethod: context.descriptor,
+                deserializer: deserializer, serializer: serializer, handler: handler
+            )
+        }
+    }
+
     private static func handler<Input: Sendable, Output: Sendable>(
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>

@@ -105,19 +105,6 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         var addressWaiters: [CheckedContinuation<SocketAddress, any Error>] = []
     }
 
-    /// Work for the server's task group: an RPC, or a WebSocket connection's handler.
-    private enum Accepted: Sendable {
-        case rpc(loop: EventLoop, stream: ServerRPCStream, context: ServerTransportContext, cancellation: RPCCancellationHandle)
-        case webSocket(WebSocketConnection, WebSocketEndpoint.Handler)
-
-        var loop: EventLoop {
-            switch self {
-            case .rpc(let loop, _, _, _): loop
-            case .webSocket(let connection, _): connection.loop
-            }
-        }
-    }
-
     /// Where a server listens.
     public enum Address: Sendable, CustomStringConvertible {
         case ipv4(host: String, port: Int)
@@ -145,8 +132,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     public let security: Security
     public let config: Config
     private let state = Mutex(State())
-    private let accepted: AsyncStream<Accepted>
-    private let acceptor: AsyncStream<Accepted>.Continuation
+    private let accepted = AcceptedWorkQueue()
 
     /// A transport for `address`. Certificate and key files are read in `listen`, which throws
     /// a ``TLSError`` when they are missing or invalid.
@@ -154,7 +140,6 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         self.address = address
         self.security = security
         self.config = config
-        (accepted, acceptor) = AsyncStream.makeStream()
     }
 
     /// Connections open now (HTTP/2, HTTP/1.1, WebSocket, and those not yet told apart).
@@ -220,7 +205,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let onLoops = config.runsHandlersOnEventLoops
         await withTaskExecutorPreference(onLoops ? acceptor.loop : nil) {
             await withDiscardingTaskGroup { group in
-                for await work in accepted {
+                while let work = await accepted.next() {
                     group.addTask(executorPreference: onLoops ? work.loop : nil) {
                         switch work {
                         case .rpc(_, let stream, let context, let cancellation):
@@ -251,18 +236,15 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     /// Ends `listen` once shutting down and no connection remains.
     private func finishIfDrained() {
         let done = state.withLock { $0.shuttingDown && $0.connections.isEmpty }
-        if done { acceptor.finish() }
+        if done { accepted.finish() }
     }
 
     /// Takes an accepted socket: a TLS connection's handshake says by ALPN whether it speaks
     /// HTTP/2 or HTTP/1.1; plaintext ones are told apart by their first bytes.
     fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
-        let accept: HTTP2ServerConnection.Acceptor = { [acceptor] stream, context, cancellation in
-            if case .enqueued = acceptor.yield(.rpc(loop: loop, stream: stream, context: context, cancellation: cancellation)) {
-                return true
-            }
-            return false
+        let accept: HTTP2ServerConnection.Acceptor = { [accepted] stream, context, cancellation in
+            accepted.offer(.rpc(loop: loop, stream: stream, context: context, cancellation: cancellation))
         }
         let onClose: @Sendable (any ServerConnection) -> Void = { [weak self] connection in
             guard let self else { return }
@@ -285,10 +267,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let webSockets = config.webSocket.map { _ in
             WebSocketHandOff(
                 takeOver: { first, next in takeOver(first, next) { try next.start() } },
-                run: { [acceptor] connection, handler in
-                    if case .enqueued = acceptor.yield(.webSocket(connection, handler)) { return true }
-                    return false
-                }
+                run: { [accepted] connection, handler in accepted.offer(.webSocket(connection, handler)) }
             )
         }
         let connection: any ServerConnection
