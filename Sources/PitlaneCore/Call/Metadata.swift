@@ -34,14 +34,22 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
 
     /// Whether gRPC or HTTP/2 reserve the header name, so it cannot be metadata.
     public static func isReserved(_ key: String) -> Bool {
-        key.hasPrefix(":") || (key.hasPrefix("grpc-") && key != statusDetailsKey) || reservedKeys.contains(key)
+        // By first letter: most keys are decided without a string comparison.
+        switch key.utf8.first {
+        case UInt8(ascii: ":"): true
+        case UInt8(ascii: "g"): key.hasPrefix("grpc-") && key != statusDetailsKey
+        case UInt8(ascii: "c"): key == "content-type" || key == "content-length" || key == "connection"
+        case UInt8(ascii: "t"): key == "te"
+        case UInt8(ascii: "u"): key == "user-agent"
+        case UInt8(ascii: "h"): key == "host"
+        default: false
+        }
     }
 
     /// The one `grpc-` key applications set: a serialized `google.rpc.Status` in the trailers
     /// of a failed RPC (rich error details).
     public static let statusDetailsKey = "grpc-status-details-bin"
 
-    private static let reservedKeys: Set<String> = ["content-type", "te", "user-agent", "content-length", "host", "connection"]
 
     public var count: Int { elements.count }
     public var isEmpty: Bool { elements.isEmpty }

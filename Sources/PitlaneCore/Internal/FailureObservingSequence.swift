@@ -13,7 +13,7 @@ struct FailureObservingSequence<Base: AsyncSequence & Sendable>: AsyncSequence, 
 
         mutating func next() async throws -> Element? {
             do {
-                return try await base.next()
+                return try await base.next(isolation: #isolation)
             } catch {
                 failed(error)
                 throw error

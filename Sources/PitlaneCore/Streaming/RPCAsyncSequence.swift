@@ -77,7 +77,7 @@ struct MappedSequence<Base: AsyncSequence & Sendable, Element: Sendable>: AsyncS
 
         /// Skips elements the transform maps to nil.
         mutating func next() async throws -> Element? {
-            while let element = try await base.next() {
+            while let element = try await base.next(isolation: #isolation) {
                 if let mapped = try transform(element) { return mapped }
             }
             return nil

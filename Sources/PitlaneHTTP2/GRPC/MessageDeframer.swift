@@ -58,15 +58,24 @@ struct MessageDeframer {
 /// Writes the 5-byte gRPC message prefix.
 enum MessageFramer {
     static func prefix(length: Int, compressed: Bool) -> [UInt8] {
-        [compressed ? 1 : 0, UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
-         UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(5)
+        appendPrefix(length: length, compressed: compressed, to: &bytes)
+        return bytes
+    }
+
+    static func appendPrefix(length: Int, compressed: Bool, to bytes: inout [UInt8]) {
+        bytes.append(compressed ? 1 : 0)
+        for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: length >> shift)) }
     }
 
     /// A message with its prefix, in one buffer; compressed when an algorithm is given.
     static func frame(_ message: [UInt8], compression: CompressionAlgorithm? = nil) throws -> [UInt8] {
         let payload = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
-        var framed = prefix(length: payload.count, compressed: compression != nil)
+        // One allocation: the prefix written into a buffer with room for the payload.
+        var framed: [UInt8] = []
         framed.reserveCapacity(5 + payload.count)
+        appendPrefix(length: payload.count, compressed: compression != nil, to: &framed)
         framed.append(contentsOf: payload)
         return framed
     }

@@ -15,7 +15,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let session: NGHTTP2Session
     /// Connecting, handshaking, ready, draining, closed; see ``ClientConnectionStateMachine``.
     private var lifecycle = ClientConnectionStateMachine()
-    private var streams: [Int32: ClientStream] = [:]
+    private var streams = StreamTable<ClientStream>()
     private var pump: SessionPump
     /// Whether a flush may run now; see ``FlushGate``.
     private var flushGate = FlushGate()
@@ -269,7 +269,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             let id = try session.submitRequest(headers: headers)
             stream.id = id
-            streams[id] = stream
+            streams.insert(stream, id: id)
         } catch {
             stream.fail(RPCError(code: .unavailable, message: "cannot open a stream: \(error)"))
         }

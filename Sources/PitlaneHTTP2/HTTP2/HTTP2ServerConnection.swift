@@ -18,7 +18,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private let protocolSettings: ServerProtocolSettings
     private let accept: Acceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
-    private var streams: [Int32: ServerStream] = [:]
+    private var streams = StreamTable<ServerStream>()
     private var pump: SessionPump
     /// Whether a flush may run now, and whether one is deferred; see ``FlushGate``.
     private var flushGate = FlushGate()
@@ -251,20 +251,18 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard management.streamOpened() == .accept else {
             return session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }
-        streams[id] = ServerStream(id: id, outboundHighWatermark: config.streamWindowBytes)
+        streams.insert(ServerStream(id: id, outboundHighWatermark: config.streamWindowBytes), id: id)
     }
 
     func sessionReceivedHeader(name: String, value: String, stream id: Int32) {
         guard let stream = streams[id], case .headers = stream.phase else { return }
-        // Room for a gRPC request's usual headers at once, rather than growing 1, 2, 4, 8.
-        if stream.requestHeaders.capacity == 0 { stream.requestHeaders.reserveCapacity(12) }
-        stream.requestHeaders.append((name, value))
+        stream.receivedHeader(name: name, value: value)
     }
 
     func sessionHeaderListTooLarge(stream id: Int32, limit: Int) {
         guard let stream = streams[id], case .headers = stream.phase else { return }
         stream.headerListTooLarge = limit
-        stream.requestHeaders.removeAll()
+        stream.requestHead = HTTPRequestHead(method: "", path: "", headers: [])
     }
 
     func sessionEndedHeaders(stream id: Int32, endStream: Bool) {
@@ -400,7 +398,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private func startRPC(_ stream: ServerStream) {
         stream.phase = .open
         let head = stream.requestHead
-        stream.requestHeaders = []
+        stream.requestHead = HTTPRequestHead(method: "", path: "", headers: [])
         var call: ServerCall
         switch ServerCall.start(head, overHTTP2: true, settings: protocolSettings) {
         case .respond(let response, let body):

@@ -55,8 +55,10 @@ final class NGHTTP2Session {
     /// it on what it receives: HPACK lets a 128 KiB request repeat one 4 KiB field by index
     /// into hundreds of megabytes of headers, so the session counts them itself.
     let maxHeaderListBytes: Int
-    /// The size so far of each header block being received, by stream.
-    private var headerListBytes: [Int32: Int] = [:]
+    /// The header block being received and its size so far; nil between blocks and once a
+    /// block is over the limit. One at a time: a block's HEADERS and CONTINUATION frames
+    /// come with no other frame between them (RFC 9113 §4.3).
+    private var headerBlock: (stream: Int32, bytes: Int)?
 
     /// - Parameters:
     ///   - isServer: the server or the client side of the connection.
@@ -69,21 +71,22 @@ final class NGHTTP2Session {
         nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks) { _, frame, user in
             let session = owningSession(user)
             let stream = frame!.pointee.hd.stream_id
-            session.headerListBytes[stream] = 0
+            session.headerBlock = (stream, 0)
             session.delegate.sessionBeganHeaders(stream: stream)
             return 0
         }
         nghttp2_session_callbacks_set_on_header_callback(callbacks) { _, frame, name, nameLength, value, valueLength, _, user in
             let session = owningSession(user)
             let stream = frame!.pointee.hd.stream_id
-            guard let before = session.headerListBytes[stream] else { return 0 }  // already over the limit
-            let total = before + nameLength + valueLength + 32
+            // No block: this one went over the limit already.
+            guard let block = session.headerBlock, block.stream == stream else { return 0 }
+            let total = block.bytes + nameLength + valueLength + 32
             guard total <= session.maxHeaderListBytes else {
-                session.headerListBytes[stream] = nil
+                session.headerBlock = nil
                 session.delegate.sessionHeaderListTooLarge(stream: stream, limit: session.maxHeaderListBytes)
                 return 0
             }
-            session.headerListBytes[stream] = total
+            session.headerBlock = (stream, total)
             let name = HeaderStrings.string(UnsafeBufferPointer(start: name, count: nameLength))
             let value = HeaderStrings.string(UnsafeBufferPointer(start: value, count: valueLength))
             session.delegate.sessionReceivedHeader(name: name, value: value, stream: stream)
@@ -95,7 +98,7 @@ final class NGHTTP2Session {
             let delegate = owningSession(user).delegate!
             switch Int(header.type) {
             case Int(NGHTTP2_HEADERS.rawValue):
-                owningSession(user).headerListBytes[header.stream_id] = nil
+                owningSession(user).headerBlock = nil
                 delegate.sessionEndedHeaders(stream: header.stream_id, endStream: endStream)
             case Int(NGHTTP2_DATA.rawValue) where endStream:
                 delegate.sessionEndedData(stream: header.stream_id)
@@ -134,8 +137,9 @@ final class NGHTTP2Session {
             }
         }
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks) { _, stream, errorCode, user in
-            owningSession(user).headerListBytes[stream] = nil
-            owningSession(user).delegate.sessionClosedStream(stream, errorCode: errorCode)
+            let session = owningSession(user)
+            if session.headerBlock?.stream == stream { session.headerBlock = nil }
+            session.delegate.sessionClosedStream(stream, errorCode: errorCode)
             return 0
         }
 
@@ -282,29 +286,31 @@ final class NGHTTP2Session {
     )
 
     /// Lays header fields out as `nghttp2_nv`s over one buffer for the length of `body`.
+    /// Both live in temporary allocations (on the stack when small): nghttp2 copies what it
+    /// is given before the submit call returns.
     private static func withHeaderFields<T>(
         _ headers: [(name: String, value: String)], _ body: (UnsafeMutableBufferPointer<nghttp2_nv>) -> T
     ) -> T {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count })
-        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
-        ranges.reserveCapacity(headers.count)
-        for header in headers {
-            let nameStart = bytes.count
-            bytes.append(contentsOf: header.name.utf8)
-            let valueStart = bytes.count
-            bytes.append(contentsOf: header.value.utf8)
-            ranges.append((nameStart..<valueStart, valueStart..<bytes.count))
-        }
-        return bytes.withUnsafeMutableBufferPointer { storage in
-            let base = storage.baseAddress ?? UnsafeMutablePointer(bitPattern: 1)!
-            var fields = ranges.map { range in
-                nghttp2_nv(
-                    name: base + range.name.lowerBound, value: base + range.value.lowerBound,
-                    namelen: range.name.count, valuelen: range.value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-                )
+        let byteCount = headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(byteCount, 1)) { bytes in
+            withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: max(headers.count, 1)) { fields in
+                var offset = 0
+                func place(_ text: String) -> (UnsafeMutablePointer<UInt8>, Int) {
+                    let start = bytes.baseAddress! + offset
+                    let count = UnsafeMutableBufferPointer(rebasing: bytes[offset...]).initialize(fromContentsOf: text.utf8)
+                    offset += count
+                    return (start, count)
+                }
+                for (index, header) in headers.enumerated() {
+                    let (name, nameCount) = place(header.name)
+                    let (value, valueCount) = place(header.value)
+                    (fields.baseAddress! + index).initialize(to: nghttp2_nv(
+                        name: name, value: value, namelen: nameCount, valuelen: valueCount,
+                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                    ))
+                }
+                return body(UnsafeMutableBufferPointer(rebasing: fields[..<headers.count]))
             }
-            return fields.withUnsafeMutableBufferPointer { body($0) }
         }
     }
 }

@@ -15,7 +15,9 @@ final class ServerStream {
 
     let id: Int32
     var phase = Phase.headers
-    var requestHeaders: [(name: String, value: String)] = []
+    /// The request's head as its header fields arrive: pseudo-headers in their places
+    /// (`:authority` as `host`), the rest in order.
+    var requestHead = HTTPRequestHead(method: "", path: "", headers: [])
     /// The request's header list passed the server's limit: it is answered, not served.
     var headerListTooLarge: Int?
     /// The RPC as its protocol (gRPC, gRPC-Web, Connect) sees it; nil until the request
@@ -42,19 +44,16 @@ final class ServerStream {
         outbound = StreamOutbound(highWatermark: outboundHighWatermark)
     }
 
-    /// The request's head: pseudo-headers apart, the rest as received.
-    var requestHead: HTTPRequestHead {
-        var head = HTTPRequestHead(method: "", path: "", headers: [])
-        head.headers.reserveCapacity(requestHeaders.count)
-        for header in requestHeaders {
-            switch header.name {
-            case ":method": head.method = header.value
-            case ":path": head.path = header.value
-            case ":authority": head.headers.append(("host", header.value))
-            case ":scheme": continue
-            default: head.headers.append(header)
-            }
+    /// Takes one request header field into `requestHead`.
+    func receivedHeader(name: String, value: String) {
+        // Room for a gRPC request's usual headers at once, rather than growing 1, 2, 4, 8.
+        if requestHead.headers.capacity == 0 { requestHead.headers.reserveCapacity(8) }
+        switch name {
+        case ":method": requestHead.method = value
+        case ":path": requestHead.path = value
+        case ":authority": requestHead.headers.append(("host", value))
+        case ":scheme": break
+        default: requestHead.headers.append((name, value))
         }
-        return head
     }
 }

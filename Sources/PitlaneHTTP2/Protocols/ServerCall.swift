@@ -184,15 +184,24 @@ struct ServerCall {
         return nil
     }
 
-    /// Headers that belong to HTTP or to a protocol rather than to the application.
+    /// Headers that belong to HTTP or to a protocol rather than to the application. Told
+    /// apart by first letter, so a usual request's headers cost a comparison or two each.
     private static func isProtocolHeader(_ name: String) -> Bool {
-        name.hasPrefix("connect-") || name.hasPrefix("access-control-") || protocolHeaders.contains(name)
+        switch name.utf8.first {
+        case UInt8(ascii: "a"): name.hasPrefix("access-control-") || name == "accept" || name == "accept-encoding"
+        case UInt8(ascii: "c"): name.hasPrefix("connect-") || name == "content-encoding"
+        case UInt8(ascii: "e"): name == "expect"
+        case UInt8(ascii: "k"): name == "keep-alive"
+        case UInt8(ascii: "o"): name == "origin"
+        case UInt8(ascii: "p"): name == "proxy-connection"
+        case UInt8(ascii: "r"): name == "referer"
+        case UInt8(ascii: "s"): name == "sec-fetch-mode" || name == "sec-fetch-site" || name == "sec-fetch-dest"
+        case UInt8(ascii: "t"): name == "transfer-encoding"
+        case UInt8(ascii: "u"): name == "upgrade"
+        case UInt8(ascii: "x"): name == "x-grpc-web" || name == "x-user-agent"
+        default: false
+        }
     }
-
-    private static let protocolHeaders: Set<String> = [
-        "accept", "accept-encoding", "content-encoding", "origin", "referer", "keep-alive", "transfer-encoding",
-        "upgrade", "expect", "proxy-connection", "x-grpc-web", "x-user-agent", "sec-fetch-mode", "sec-fetch-site", "sec-fetch-dest",
-    ]
 
     // MARK: Request
 
@@ -306,7 +315,9 @@ struct ServerCall {
 
     /// A response head: content type first, then compression, metadata, `extra`, and CORS.
     private func head(status: Int, metadata: Metadata, extra: [(name: String, value: String)]) -> HTTPResponseHead {
-        var headers = [("content-type", wire.responseContentType(codec: codec, requested: requestContentType))]
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(3 + metadata.count + extra.count)
+        headers.append(("content-type", wire.responseContentType(codec: codec, requested: requestContentType)))
         switch wire {
         case .grpc, .grpcWeb:
             headers.append(("grpc-accept-encoding", MessageCompression.acceptEncoding))
