@@ -11,8 +11,9 @@ import Testing
 @Suite("Allocations per unary RPC", .timeLimit(.minutes(2)))
 struct AllocationTests {
     /// Client and server together, per call, in the debug build `make test` runs: 345 on
-    /// 2026-12-02 (release builds allocate less; `make bench` counts the server alone).
-    static let bound = 360
+    /// 2026-12-02, 308 on 2026-12-03 after the server's unary path and header handling were
+    /// reworked (release builds allocate less; `make bench` counts the server alone).
+    static let bound = 320
 
     @Test("1,000 unary calls, client and server in one process, allocate at most `bound` times each")
     func unaryAllocations() async throws {
