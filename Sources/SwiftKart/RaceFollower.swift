@@ -34,7 +34,11 @@ public final class RaceFollower: AsyncSequence, Sendable {
     func fail(_ error: any Error) { mailbox.end(.failed(error)) }
 
     /// The next event, waiting for one; nil once the race is over.
-    public func next() async throws -> FollowRaceResponse? { try await mailbox.next() }
+    public func next() async throws -> FollowRaceResponse? { try await mailbox.next()?.message }
+
+    /// The next event as serialized once for every follower, for
+    /// `RPCWriter.write(serialized:)`; nil once the race is over.
+    public func nextSerialized() async throws -> SerializedMessage<FollowRaceResponse>? { try await mailbox.next() }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let follower: RaceFollower
@@ -75,23 +79,22 @@ struct RaceEventBuffer: MailboxBuffer {
         let type = input.event.type
         guard eventTypes.contains(type), input.tick > offeredTicks[type, default: -1] else { return nil }
         offeredTicks[type] = input.tick
-        switch input.event {
-        case .locations:
+        guard type == .standings else {
             locations = input
-        case .standings:
-            standings.append(input)
-            if standings.count > standingsBacklog {
-                locations = nil
-                standings.removeAll()
-                return RPCError(code: .resourceExhausted,
-                                message: "follower fell more than \(standingsBacklog) standings updates behind the race")
-            }
+            return nil
+        }
+        standings.append(input)
+        if standings.count > standingsBacklog {
+            locations = nil
+            standings.removeAll()
+            return RPCError(code: .resourceExhausted,
+                            message: "follower fell more than \(standingsBacklog) standings updates behind the race")
         }
         return nil
     }
 
     /// The earliest pending event; locations go first within a tick.
-    mutating func removeNext() -> FollowRaceResponse? {
+    mutating func removeNext() -> SerializedMessage<FollowRaceResponse>? {
         if let pending = locations, standings.first.map({ pending.tick <= $0.tick }) ?? true {
             locations = nil
             return pending.event.response
@@ -100,21 +103,17 @@ struct RaceEventBuffer: MailboxBuffer {
     }
 }
 
-/// What a live race publishes each tick.
-enum RaceEvent: Sendable {
-    case locations(FollowRaceResponse)
-    case standings(FollowRaceResponse)
+/// What a live race publishes each tick, serialized once: every follower's RPC sends the
+/// same bytes, with no serializing per follower.
+struct RaceEvent: Sendable {
+    let type: RaceEventType
+    let response: SerializedMessage<FollowRaceResponse>
 
-    var type: RaceEventType {
-        switch self {
-        case .locations: .kartLocations
-        case .standings: .standings
-        }
+    static func locations(_ response: FollowRaceResponse) -> RaceEvent {
+        RaceEvent(type: .kartLocations, response: SerializedMessage(response))
     }
 
-    var response: FollowRaceResponse {
-        switch self {
-        case .locations(let response), .standings(let response): response
-        }
+    static func standings(_ response: FollowRaceResponse) -> RaceEvent {
+        RaceEvent(type: .standings, response: SerializedMessage(response))
     }
 }

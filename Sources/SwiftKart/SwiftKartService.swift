@@ -49,8 +49,8 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
                 if let follower = selection.follower { tracker.leave(follower) }
             }
             guard let follower = try await selection.waitForFollower() else { return }
-            for try await event in follower {
-                try await response.write(event)
+            while let event = try await follower.nextSerialized() {
+                try await response.write(serialized: event)
             }
         }
     }
@@ -62,8 +62,8 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
         let race = try await race(named: request.raceName, for: "WatchRace")
         let follower = tracker.follow(race, eventTypes: Set(request.eventTypes))
         defer { tracker.leave(follower) }
-        for try await event in follower {
-            try await response.write(event)
+        while let event = try await follower.nextSerialized() {
+            try await response.write(serialized: event)
         }
     }
 

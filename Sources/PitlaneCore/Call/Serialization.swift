@@ -4,6 +4,16 @@ import PitlaneProtobuf
 public protocol MessageSerializer<Message>: Sendable {
     associatedtype Message
     func serialize(_ message: Message) throws -> [UInt8]
+
+    /// The bytes of a message serialized once for many RPCs: its encoding if it is this
+    /// serializer's, else the message serialized. By default, the message serialized.
+    func serialize(_ message: SerializedMessage<Message>) throws -> [UInt8]
+}
+
+extension MessageSerializer {
+    public func serialize(_ message: SerializedMessage<Message>) throws -> [UInt8] {
+        try serialize(message.message)
+    }
 }
 
 /// Turns bytes from the transport into messages.
@@ -22,6 +32,11 @@ public struct ProtobufSerializer<Message: PitlaneProtobuf.Message>: MessageSeria
         } catch {
             throw RPCError(code: .internal, message: "cannot serialize \(Message.protoMessageName): \(error)")
         }
+    }
+
+    /// The binary encoding made once, as it is.
+    public func serialize(_ message: SerializedMessage<Message>) throws -> [UInt8] {
+        try message.binary ?? serialize(message.message)
     }
 }
 

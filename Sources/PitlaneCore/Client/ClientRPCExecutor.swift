@@ -94,8 +94,8 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             let recorder = attempt.recorder
             group.addTask {
                 await send(metadata: request.metadata, to: stream.outbound) { outbound in
-                    try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound) { (message: In) -> RPCRequestPart in
-                        let bytes = try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request")
+                    try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound, serializer: serializer) { serialized -> RPCRequestPart in
+                        let bytes = try Self.checkedSize(serialized, limit: limit, what: "request")
                         recorder?.recordSent(bytes.count)
                         return .message(bytes, compression?.flagsForWrite ?? [])
                     }))

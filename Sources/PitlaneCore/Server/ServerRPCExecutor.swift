@@ -158,8 +158,7 @@ enum ServerRPCExecutor {
             do {
                 try await outbound.write(.metadata(contents.metadata))
                 let compression = context.messageCompression
-                let writer = MappingWriter(target: outbound) { (message: Output) in
-                    let bytes = try serializer.serialize(message)
+                let writer = MappingWriter(target: outbound, serializer: serializer) { bytes in
                     tally?.sent(bytes.count)
                     return RPCResponsePart.message(bytes, compression.flagsForWrite)
                 }

@@ -3,6 +3,16 @@ public protocol RPCWriterProtocol<Element>: Sendable {
     associatedtype Element: Sendable
     /// Sends an element, waiting while the peer is behind (backpressure).
     func write(_ element: Element) async throws
+
+    /// Sends a message serialized once for many RPCs: its bytes as they are where this
+    /// writer's codec made them, else the message. By default, `write(message.message)`.
+    func write(serialized message: SerializedMessage<Element>) async throws
+}
+
+extension RPCWriterProtocol {
+    public func write(serialized message: SerializedMessage<Element>) async throws {
+        try await write(message.message)
+    }
 }
 
 /// A writer that can also end its stream.
@@ -27,6 +37,12 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
         try await writer.write(element)
     }
 
+    /// Sends a message serialized once for many RPCs (see ``SerializedMessage``): on an RPC
+    /// with the binary codec its bytes go as they are, with no serializing per RPC.
+    public func write(serialized message: SerializedMessage<Element>) async throws {
+        try await writer.write(serialized: message)
+    }
+
     public func write(contentsOf elements: some Sequence<Element>) async throws {
         for element in elements { try await write(element) }
     }
@@ -41,6 +57,10 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
 
         public func write(_ element: Element) async throws {
             try await writer.write(element)
+        }
+
+        public func write(serialized message: SerializedMessage<Element>) async throws {
+            try await writer.write(serialized: message)
         }
 
         public func finish(throwing error: (any Error)? = nil) async {
@@ -66,8 +86,24 @@ struct BufferedStreamWriter<Element: Sendable>: ClosableRPCWriterProtocol {
 struct MappingWriter<Element: Sendable, Target: Sendable>: RPCWriterProtocol {
     let target: any RPCWriterProtocol<Target>
     let transform: @Sendable (Element) throws -> Target
+    /// For messages serialized once for many RPCs: their bytes, where the codec matches.
+    let transformSerialized: @Sendable (SerializedMessage<Element>) throws -> Target
 
     func write(_ element: Element) async throws {
         try await target.write(transform(element))
+    }
+
+    func write(serialized message: SerializedMessage<Element>) async throws {
+        try await target.write(transformSerialized(message))
+    }
+}
+
+extension MappingWriter {
+    /// Writes each message serialized by `serializer` (or as serialized once, for
+    /// ``SerializedMessage``s), its bytes made into a part by `part`.
+    init(target: any RPCWriterProtocol<Target>, serializer: some MessageSerializer<Element>,
+         part: @escaping @Sendable ([UInt8]) throws -> Target) {
+        self.init(target: target, transform: { try part(serializer.serialize($0)) },
+                  transformSerialized: { try part(serializer.serialize($0)) })
     }
 }

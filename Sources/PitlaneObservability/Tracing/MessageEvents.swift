@@ -124,4 +124,9 @@ struct RecordingWriter<Element: Sendable>: RPCWriterProtocol {
         record(element)
         try await base.write(element)
     }
+
+    func write(serialized message: SerializedMessage<Element>) async throws {
+        record(message.message)
+        try await base.write(serialized: message)
+    }
 }
