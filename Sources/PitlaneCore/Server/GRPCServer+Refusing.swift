@@ -7,7 +7,7 @@ extension GRPCServer {
     /// so the call gets its log line and its span like any other; the observer counts it under
     /// `observedMethod` (nil for a method the server does not know: metrics' `"other"`). Without
     /// such interceptors nothing runs but the observer.
-    static func refuse(
+    nonisolated(nonsending) static func refuse(
         _ stream: ServerRPCStream, _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings, _ error: RPCError,
         observedMethod: MethodDescriptor?

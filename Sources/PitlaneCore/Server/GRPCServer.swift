@@ -41,7 +41,7 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
         transport.beginGracefulShutdown()
     }
 
-    private static func handle(
+    nonisolated(nonsending) private static func handle(
         _ stream: ServerRPCStream, _ transportContext: ServerTransportContext,
         router: RPCRouter, settings: ServerRPCSettings
     ) async {
@@ -81,7 +81,7 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
     }
 
     /// Ends an RPC with a trailers-only response.
-    static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
+    nonisolated(nonsending) static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
                        method: MethodDescriptor?) async {
         if let observer {
             observer.callStarted(method)

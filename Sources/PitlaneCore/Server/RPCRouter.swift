@@ -3,7 +3,7 @@ import PitlaneProtobuf
 /// Maps method paths to handlers; services register their methods into it.
 public struct RPCRouter: Sendable {
     /// Runs one RPC on a stream whose request metadata has been read.
-    typealias Handler = @Sendable (
+    typealias Handler = nonisolated(nonsending) @Sendable (
         _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         _ outbound: RPCWriter<RPCResponsePart>.Closable, _ context: ServerContext,
         _ settings: ServerRPCSettings, _ wireCounts: (any MessageWireCounts)?

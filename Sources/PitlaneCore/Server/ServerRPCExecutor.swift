@@ -3,7 +3,7 @@
 enum ServerRPCExecutor {
     /// Runs an RPC in streaming form: requests are decoded as the handler reads them, through
     /// the interceptors, and responses encoded as it writes them.
-    static func run<Input: Sendable, Output: Sendable>(
+    nonisolated(nonsending) static func run<Input: Sendable, Output: Sendable>(
         metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
         wireCounts: (any MessageWireCounts)?, observedMethod: MethodDescriptor?,
@@ -28,7 +28,7 @@ enum ServerRPCExecutor {
     /// stream and its one response written straight to it. Nothing generic in the message
     /// types is built per call beyond the request and response themselves (the streaming
     /// form's sequence, writer and response adapters cost a type-metadata lookup each).
-    static func runUnary<Input: Sendable, Output: Sendable>(
+    nonisolated(nonsending) static func runUnary<Input: Sendable, Output: Sendable>(
         metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
         wireCounts: (any MessageWireCounts)?, observedMethod: MethodDescriptor?,
@@ -65,10 +65,10 @@ enum ServerRPCExecutor {
 
     /// What every RPC shares around its handling: the observer's start and finish, the
     /// deadline, and the status written at the end (or the stream failed, if cancelled).
-    private static func serve(
+    nonisolated(nonsending) private static func serve(
         outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
         wireCounts: (any MessageWireCounts)?, observedMethod: MethodDescriptor?,
-        _ body: @escaping @Sendable (CallTally?) async -> (Status, Metadata)
+        _ body: nonisolated(nonsending) @escaping @Sendable (CallTally?) async -> (Status, Metadata)
     ) async {
         let observer = settings.observer
         let started = observer == nil ? nil : ContinuousClock.now
@@ -129,8 +129,8 @@ enum ServerRPCExecutor {
     /// Runs the handler in the RPC's own task. Past the context's deadline the transport
     /// cancels it (``RPCCancellationHandle/expireDeadline()``) from a timer it armed, so a
     /// deadline costs no task and nothing of it outlives the RPC.
-    private static func runUntilDeadline(
-        _ context: ServerContext, _ body: @escaping @Sendable () async -> (Status, Metadata)
+    nonisolated(nonsending) private static func runUntilDeadline(
+        _ context: ServerContext, _ body: nonisolated(nonsending) @escaping @Sendable () async -> (Status, Metadata)
     ) async -> Outcome {
         // Waiters on `context.cancellation` are released once the handler is done.
         defer { context.cancellation.raise() }
@@ -140,7 +140,7 @@ enum ServerRPCExecutor {
     }
 
     /// Runs interceptors and the handler, writes metadata and messages; returns the status.
-    private static func respond<Input: Sendable, Output: Sendable>(
+    nonisolated(nonsending) private static func respond<Input: Sendable, Output: Sendable>(
         to request: StreamingServerRequest<Input>, context: ServerContext, interceptors: [any ServerInterceptor],
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>,
         serializer: some MessageSerializer<Output>, outbound: RPCWriter<RPCResponsePart>.Closable, tally: CallTally?
@@ -171,7 +171,7 @@ enum ServerRPCExecutor {
         }
     }
 
-    private static func intercept<Input: Sendable, Output: Sendable>(
+    nonisolated(nonsending) private static func intercept<Input: Sendable, Output: Sendable>(
         _ request: StreamingServerRequest<Input>, _ context: ServerContext,
         _ interceptors: ArraySlice<any ServerInterceptor>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>

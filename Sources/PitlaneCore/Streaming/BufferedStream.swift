@@ -70,7 +70,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     ///   the writing task is cancelled while waiting.
     @_specialize(exported: true, where Element == RPCRequestPart)
     @_specialize(exported: true, where Element == RPCResponsePart)
-    public func write(_ element: Element) async throws {
+    nonisolated(nonsending) public func write(_ element: Element) async throws {
         let size = sizeOf(element)
         let action: WriteAction = try state.withLock { state in
             // After finish the stream is closed for writing, as when a transport closed it.
@@ -124,7 +124,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
-    private func waitForSpace() async throws {
+    nonisolated(nonsending) private func waitForSpace() async throws {
         let id = state.withLock { state in
             defer { state.nextProducerID += 1 }
             return state.nextProducerID
@@ -163,7 +163,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// The next element; nil once the producer has finished and the buffer is empty.
     @_specialize(exported: true, where Element == RPCRequestPart)
     @_specialize(exported: true, where Element == RPCResponsePart)
-    public func next() async throws -> Element? {
+    nonisolated(nonsending) public func next() async throws -> Element? {
         let action: ReadAction = state.withLock { state in
             if let element = state.buffer.popFirst() {
                 let size = sizeOf(element)
@@ -186,7 +186,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
-    private func waitForElement() async throws -> Element? {
+    nonisolated(nonsending) private func waitForElement() async throws -> Element? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
                 let now: ReadAction = state.withLock { state in

@@ -77,12 +77,12 @@ public final class RPCCancellationHandle: Sendable {
 
     /// Runs `body` in the calling task, which `cancel()` cancels until `body` returns. No task
     /// is created: an RPC costs one task, not three.
-    public func run(_ body: () async -> Void) async {
+    nonisolated(nonsending) public func run(_ body: nonisolated(nonsending) () async -> Void) async {
         await runReturning(body)
     }
 
     /// ``run(_:)`` for a body with a result.
-    package func runReturning<T>(_ body: () async -> T) async -> T {
+    nonisolated(nonsending) package func runReturning<T>(_ body: nonisolated(nonsending) () async -> T) async -> T {
         withUnsafeCurrentTask { task in
             let running = task.map(RunningTask.init)
             runningTask.withLock { $0 = running }

@@ -42,7 +42,7 @@ final class StreamOutbound: Sendable {
     /// Counts `bytes` as queued, then waits while the queue is above the watermark.
     /// `wireBytes`: the message's size on the wire, when `bytes` frame one (its length prefix:
     /// after compression, without the prefix or base64).
-    func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
+    nonisolated(nonsending) func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
         try state.withLock { state in
             if let closed = state.closed { throw closed }
             state.queuedBytes += bytes
