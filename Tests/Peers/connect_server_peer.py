@@ -8,6 +8,7 @@ Prints "listening PORT" once it accepts connections; serves until killed.
 import argparse
 import asyncio
 import os
+import signal
 import socket
 import sys
 
@@ -75,7 +76,11 @@ def main():
     app = connect.EchoASGIApplication(Echo())
 
     async def run():
-        task = asyncio.ensure_future(serve(app, config))
+        # A shutdown trigger of our own keeps hypercorn from installing signal handlers that
+        # wait for a graceful close: SIGTERM (the test's stop) ends the process at once.
+        never = asyncio.Event()
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, os._exit, 0)
+        task = asyncio.ensure_future(serve(app, config, shutdown_trigger=never.wait))
         for _ in range(100):
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
@@ -85,6 +90,9 @@ def main():
         print(f"listening {port}", flush=True)
         await task
 
+    # The test's process may start this one with SIGTERM blocked (a spawning thread's mask
+    # is inherited): unblocked, the test's stop ends it.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM])
     asyncio.run(run())
 
 

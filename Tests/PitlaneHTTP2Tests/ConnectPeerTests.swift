@@ -16,7 +16,18 @@ struct ConnectPeerTests {
     @Test("unary, server streaming and errors", arguments: protocols)
     func calls(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
         let server = try await ServerProcess.start(GRPCPeerTests.python, [Self.peer, "--protos", GRPCPeerTests.protos])
-        defer { Task { await server.stop() } }
+        // Stopped here, awaited, whatever happens: a stop left to a task may never run before
+        // the test process exits, and the peer would outlive it.
+        do {
+            try await Self.call(server, wire, codec)
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    private static func call(_ server: ServerProcess, _ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
         var config = HTTP2ClientTransport.Config.defaults
         config.wireProtocol = wire
         config.codec = codec
