@@ -12,13 +12,25 @@ import PitlaneCommandLine
 import SwiftKart
 import Synchronization
 
-let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                     valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"])
-let port = try options.integer("port", default: 8080)
-let serverPID = try options.integer("server-pid", default: 0)
+/// An option's value, or the usage and exit status 2 when the command line is wrong.
+func parsed<T>(_ read: () throws -> T) -> T {
+    do {
+        return try read()
+    } catch {
+        let message = "swiftkart-load: \(error)\nusage: swiftkart-load --port N --server-pid P "
+            + "[--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] [--race NAME]\n"
+        _ = message.withCString { write(2, $0, strlen($0)) }
+        exit(2)
+    }
+}
+
+let options = parsed { try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
+                                              valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"]) }
+let port = parsed { try options.integer("port", default: 8080) }
+let serverPID = parsed { try options.integer("server-pid", default: 0) }
 let steps = (options["steps"] ?? "1000,2500,5000,10000").split(separator: ",").compactMap { Int($0) }
-let connectionCount = try options.integer("connections", default: 10)
-let window = Duration.milliseconds(Int(try options.number("seconds", default: 3) * 1000))
+let connectionCount = parsed { try options.integer("connections", default: 10) }
+let window = Duration.milliseconds(Int(parsed { try options.number("seconds", default: 3) } * 1000))
 let raceName = options["race"] ?? "Zuera Finale"
 
 /// Delays in milliseconds, bucketed by whole millisecond (the last bucket holds ≥ 2 s).
