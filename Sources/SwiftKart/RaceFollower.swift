@@ -56,31 +56,46 @@ struct TickedEvent: Sendable {
 
 /// What waits for a follower: the latest locations only, every standings update up to the
 /// backlog, each event type only while it is wanted, and no tick twice.
+///
+/// Every tick offers an event to every follower, so the per-event checks are plain fields
+/// (the two deliverable types each have their own), not set and dictionary lookups.
 struct RaceEventBuffer: MailboxBuffer {
     private(set) var eventTypes: Set<RaceEventType>
     let standingsBacklog: Int
+    private var wantsLocations: Bool
+    private var wantsStandings: Bool
     private var locations: TickedEvent?
     private var standings = Deque<TickedEvent>()
     /// The newest tick offered of each type: an event is never offered twice, or out of order.
-    private var offeredTicks: [RaceEventType: Int] = [:]
+    private var offeredLocationsTick = -1
+    private var offeredStandingsTick = -1
 
     init(eventTypes: Set<RaceEventType>, standingsBacklog: Int) {
         self.eventTypes = eventTypes
         self.standingsBacklog = standingsBacklog
+        wantsLocations = eventTypes.contains(.kartLocations)
+        wantsStandings = eventTypes.contains(.standings)
     }
 
     mutating func setEventTypes(_ types: Set<RaceEventType>) {
         eventTypes = types
-        if !types.contains(.kartLocations) { locations = nil }
-        if !types.contains(.standings) { standings.removeAll() }
+        wantsLocations = types.contains(.kartLocations)
+        wantsStandings = types.contains(.standings)
+        if !wantsLocations { locations = nil }
+        if !wantsStandings { standings.removeAll() }
     }
 
     mutating func append(_ input: TickedEvent) -> (any Error)? {
-        let type = input.event.type
-        guard eventTypes.contains(type), input.tick > offeredTicks[type, default: -1] else { return nil }
-        offeredTicks[type] = input.tick
-        guard type == .standings else {
+        switch input.event.type {
+        case .kartLocations:
+            guard wantsLocations, input.tick > offeredLocationsTick else { return nil }
+            offeredLocationsTick = input.tick
             locations = input
+            return nil
+        case .standings:
+            guard wantsStandings, input.tick > offeredStandingsTick else { return nil }
+            offeredStandingsTick = input.tick
+        default:
             return nil
         }
         standings.append(input)

@@ -12,8 +12,12 @@ struct FailureObservingSequence<Base: AsyncSequence & Sendable>: AsyncSequence, 
         let failed: @Sendable (any Error) -> Void
 
         mutating func next() async throws -> Element? {
+            try await next(isolation: nil)
+        }
+
+        mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
             do {
-                return try await base.next(isolation: #isolation)
+                return try await base.next(isolation: actor)
             } catch {
                 failed(error)
                 throw error

@@ -250,6 +250,12 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         let stream: BufferedStream
 
         public mutating func next() async throws -> Element? {
+            try await next(isolation: nil)
+        }
+
+        /// On the caller's executor, as `for try await` in an isolated or
+        /// `nonisolated(nonsending)` function calls it: no hop to the generic executor and back.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
             // Callers reach this through its protocol witness, which is generic code: for the
             // transports' parts, go straight to the prespecialized next(), which skips the
             // metadata lookups of State, ReadAction and Deque (11k instructions a unary call).

@@ -17,6 +17,10 @@ public protocol MailboxBuffer: Sendable {
 /// One reader and any number of producers that never wait: they `offer`, the buffer decides
 /// what to keep, and a reader too slow for its buffer is ended with the buffer's error rather
 /// than growing memory or silently missing elements.
+///
+/// Inlinable: a service's mailbox (its own buffer type, in its own module) is specialized
+/// there, so offering and reading cost no type-metadata lookups per element (unspecialized,
+/// they were an eighth of swiftkart-server's time with 5,000 followers).
 public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     public typealias Element = Buffer.Output
 
@@ -25,18 +29,22 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         case failed(any Error)
     }
 
-    private struct State {
-        var buffer: Buffer
-        var waiter: CheckedContinuation<Buffer.Output?, any Error>?
-        var end: End?
+    @usableFromInline struct State {
+        @usableFromInline var buffer: Buffer
+        @usableFromInline var waiter: CheckedContinuation<Buffer.Output?, any Error>?
+        @usableFromInline var end: End?
 
-        mutating func takeWaiter() -> CheckedContinuation<Buffer.Output?, any Error>? {
+        @usableFromInline init(buffer: Buffer) {
+            self.buffer = buffer
+        }
+
+        @inlinable mutating func takeWaiter() -> CheckedContinuation<Buffer.Output?, any Error>? {
             defer { waiter = nil }
             return waiter
         }
     }
 
-    private let state: Mutex<State>
+    @usableFromInline let state: Mutex<State>
 
     public init(_ buffer: Buffer) {
         state = Mutex(State(buffer: buffer))
@@ -44,7 +52,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
     /// Hands `input` to the buffer (and on to a waiting reader); false if the mailbox has ended,
     /// now or earlier.
-    @discardableResult
+    @discardableResult @inlinable
     public func offer(_ input: Buffer.Input) -> Bool {
         let (resumption, accepted) = state.withLock { state -> ((CheckedContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
             guard state.end == nil else { return (nil, false) }
@@ -60,12 +68,12 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     }
 
     /// Changes the buffer in place, under the mailbox's lock (a new filter, say).
-    public func withBuffer<T>(_ body: (inout Buffer) -> T) -> T {
+    @inlinable public func withBuffer<T>(_ body: (inout Buffer) -> T) -> T {
         state.withLock { body(&$0.buffer) }
     }
 
     /// Ends the mailbox once the buffered elements are read.
-    public func end(_ end: End) {
+    @inlinable public func end(_ end: End) {
         let waiter = state.withLock { state -> CheckedContinuation<Buffer.Output?, any Error>? in
             guard state.end == nil else { return nil }
             state.end = end
@@ -78,12 +86,12 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     }
 
     /// The next buffered element without waiting: nil when none waits.
-    public func poll() -> Buffer.Output? {
+    @inlinable public func poll() -> Buffer.Output? {
         state.withLock { $0.buffer.removeNext() }
     }
 
     /// The next element, waiting for one; nil once finished; the error once failed.
-    public func next() async throws -> Buffer.Output? {
+    @inlinable public func next() async throws -> Buffer.Output? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let result: Result<Buffer.Output?, any Error>? = state.withLock { state in
@@ -105,8 +113,9 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let mailbox: Mailbox
-        public mutating func next() async throws -> Buffer.Output? { try await mailbox.next() }
+        @usableFromInline let mailbox: Mailbox
+        @usableFromInline init(mailbox: Mailbox) { self.mailbox = mailbox }
+        @inlinable public mutating func next() async throws -> Buffer.Output? { try await mailbox.next() }
     }
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(mailbox: self) }

@@ -75,9 +75,13 @@ struct MappedSequence<Base: AsyncSequence & Sendable, Element: Sendable>: AsyncS
         var base: Base.AsyncIterator
         let transform: @Sendable (Base.Element) throws -> Element?
 
-        /// Skips elements the transform maps to nil.
         mutating func next() async throws -> Element? {
-            while let element = try await base.next(isolation: #isolation) {
+            try await next(isolation: nil)
+        }
+
+        /// Skips elements the transform maps to nil.
+        mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
+            while let element = try await base.next(isolation: actor) {
                 if let mapped = try transform(element) { return mapped }
             }
             return nil
