@@ -40,6 +40,16 @@ public final class RaceFollower: AsyncSequence, Sendable {
     /// `RPCWriter.write(serialized:)`; nil once the race is over.
     public func nextSerialized() async throws -> SerializedMessage<FollowRaceResponse>? { try await mailbox.next() }
 
+    /// Writes the follower's events to `writer` until the race is over. While the follower
+    /// keeps up, the race queues each event on its stream as it publishes, with no task woken
+    /// per event; once the stream is behind, events wait here under the follower's policy and
+    /// this task writes them as the stream drains.
+    public func forward(to writer: RPCWriter<FollowRaceResponse>) async throws {
+        try await mailbox.forward(trying: { writer.tryWrite(serialized: $0) }) { event in
+            try await writer.write(serialized: event)
+        }
+    }
+
     public struct AsyncIterator: AsyncIteratorProtocol {
         let follower: RaceFollower
         public mutating func next() async throws -> FollowRaceResponse? { try await follower.next() }

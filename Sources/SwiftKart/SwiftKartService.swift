@@ -49,9 +49,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
                 if let follower = selection.follower { tracker.leave(follower) }
             }
             guard let follower = try await selection.waitForFollower() else { return }
-            while let event = try await follower.nextSerialized() {
-                try await response.write(serialized: event)
-            }
+            try await follower.forward(to: response)
         }
     }
 
@@ -62,9 +60,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
         let race = try await race(named: request.raceName, for: "WatchRace")
         let follower = tracker.follow(race, eventTypes: Set(request.eventTypes))
         defer { tracker.leave(follower) }
-        while let event = try await follower.nextSerialized() {
-            try await response.write(serialized: event)
-        }
+        try await follower.forward(to: response)
     }
 
     private func race(named name: String, for method: String) async throws -> ScheduledRace {

@@ -33,14 +33,32 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         @usableFromInline var buffer: Buffer
         @usableFromInline var waiter: CheckedContinuation<Buffer.Output?, any Error>?
         @usableFromInline var end: End?
+        /// While the reader waits in ``forward(trying:write:)``: where `offer` hands elements
+        /// straight away.
+        @usableFromInline var direct: (@Sendable (Buffer.Output) -> Bool)?
 
         @usableFromInline init(buffer: Buffer) {
             self.buffer = buffer
         }
 
         @inlinable mutating func takeWaiter() -> CheckedContinuation<Buffer.Output?, any Error>? {
-            defer { waiter = nil }
+            defer {
+                waiter = nil
+                direct = nil
+            }
             return waiter
+        }
+
+        /// Hands buffered elements to the waiting reader's `direct` while it takes them; the
+        /// first it refuses goes to the reader itself (with the waiter to resume).
+        @inlinable mutating func handOverDirectly(
+            _ direct: @Sendable (Buffer.Output) -> Bool
+        ) -> (CheckedContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)? {
+            while let next = buffer.removeNext() {
+                if direct(next) { continue }
+                return takeWaiter().map { ($0, .success(next)) }
+            }
+            return nil
         }
     }
 
@@ -60,6 +78,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
                 state.end = .failed(overflow)
                 return (state.takeWaiter().map { ($0, .failure(overflow)) }, false)
             }
+            if let direct = state.direct { return (state.handOverDirectly(direct), true) }
             guard state.waiter != nil, let next = state.buffer.removeNext() else { return (nil, true) }
             return (state.takeWaiter().map { ($0, .success(next)) }, true)
         }
@@ -92,6 +111,28 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
     /// The next element, waiting for one; nil once finished; the error once failed.
     @inlinable public func next() async throws -> Buffer.Output? {
+        try await next(orHandOverTo: nil)
+    }
+
+    /// Writes every element with `write` until the mailbox ends; while the reader waits, an
+    /// element offered goes straight to `tryWrite`, called by the producer under the
+    /// mailbox's lock, so nothing wakes the reader for an element the writer takes at once (a
+    /// race tick to thousands of followers). The first element `tryWrite` refuses (the peer
+    /// is behind) goes through `write`, which may wait; later ones meet the buffer's policy
+    /// meanwhile, and the order holds.
+    ///
+    /// `tryWrite` must not wait, nor call back into this mailbox.
+    /// - Throws: the buffer's error once failed; what `write` throws.
+    @inlinable public func forward(
+        trying tryWrite: @escaping @Sendable (Buffer.Output) -> Bool,
+        write: (Buffer.Output) async throws -> Void
+    ) async throws {
+        while let next = try await next(orHandOverTo: tryWrite) {
+            try await write(next)
+        }
+    }
+
+    @inlinable func next(orHandOverTo direct: (@Sendable (Buffer.Output) -> Bool)?) async throws -> Buffer.Output? {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 let result: Result<Buffer.Output?, any Error>? = state.withLock { state in
@@ -102,6 +143,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
                     case nil:
                         if Task.isCancelled { return .failure(CancellationError()) }
                         state.waiter = continuation
+                        state.direct = direct
                         return nil
                     }
                 }

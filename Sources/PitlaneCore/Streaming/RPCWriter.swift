@@ -7,11 +7,27 @@ public protocol RPCWriterProtocol<Element>: Sendable {
     /// Sends a message serialized once for many RPCs: its bytes as they are where this
     /// writer's codec made them, else the message. By default, `write(message.message)`.
     func write(serialized message: SerializedMessage<Element>) async throws
+
+    /// Queues an element without waiting, if the writer can: true when it is queued; false
+    /// when not now (the peer is behind, the stream has ended, or the writer only writes by
+    /// waiting), and the caller writes it with `write` instead, which waits or throws. By
+    /// default, false.
+    func tryWrite(_ element: Element) -> Bool
+
+    /// ``tryWrite(_:)`` for a message serialized once for many RPCs; by default,
+    /// `tryWrite(message.message)`.
+    func tryWrite(serialized message: SerializedMessage<Element>) -> Bool
 }
 
 extension RPCWriterProtocol {
     public func write(serialized message: SerializedMessage<Element>) async throws {
         try await write(message.message)
+    }
+
+    public func tryWrite(_ element: Element) -> Bool { false }
+
+    public func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
+        tryWrite(message.message)
     }
 }
 
@@ -43,6 +59,19 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
         try await writer.write(serialized: message)
     }
 
+    /// Queues an element without waiting, if the transport can take it now (see
+    /// ``RPCWriterProtocol/tryWrite(_:)``); when false, `write` it instead.
+    public func tryWrite(_ element: Element) -> Bool {
+        writer.tryWrite(element)
+    }
+
+    /// Queues a message serialized once for many RPCs without waiting, if the transport can
+    /// take it now: what a publisher calls for each of many followers, no task waking per
+    /// message; when false, `write(serialized:)` it instead.
+    public func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
+        writer.tryWrite(serialized: message)
+    }
+
     public func write(contentsOf elements: some Sequence<Element>) async throws {
         for element in elements { try await write(element) }
     }
@@ -61,6 +90,14 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
 
         public func write(serialized message: SerializedMessage<Element>) async throws {
             try await writer.write(serialized: message)
+        }
+
+        public func tryWrite(_ element: Element) -> Bool {
+            writer.tryWrite(element)
+        }
+
+        public func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
+            writer.tryWrite(serialized: message)
         }
 
         public func finish(throwing error: (any Error)? = nil) async {
@@ -95,6 +132,17 @@ struct MappingWriter<Element: Sendable, Target: Sendable>: RPCWriterProtocol {
 
     func write(serialized message: SerializedMessage<Element>) async throws {
         try await target.write(transformSerialized(message))
+    }
+
+    /// A message that cannot be transformed is not queued: `write` then throws the error.
+    func tryWrite(_ element: Element) -> Bool {
+        guard let transformed = try? transform(element) else { return false }
+        return target.tryWrite(transformed)
+    }
+
+    func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
+        guard let transformed = try? transformSerialized(message) else { return false }
+        return target.tryWrite(transformed)
     }
 }
 

@@ -75,6 +75,18 @@ final class StreamOutbound: Sendable {
         }
     }
 
+    /// Counts `bytes` as queued if the stream is open and its queue is at most at the
+    /// watermark (as ``enqueue(_:wireBytes:then:)`` would go on without waiting); false, and
+    /// nothing counted, otherwise.
+    func tryEnqueue(_ bytes: Int, wireBytes: Int) -> Bool {
+        state.withLock { state in
+            guard state.closed == nil, state.queuedBytes <= highWatermark else { return false }
+            state.queuedBytes += bytes
+            if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
+            return true
+        }
+    }
+
     /// The loop sent `bytes`; wakes the writers once the queue is below the watermark.
     func sent(_ bytes: Int) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in

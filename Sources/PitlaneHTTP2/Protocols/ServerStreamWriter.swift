@@ -41,6 +41,18 @@ struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterPr
         }
     }
 
+    /// A message, queued now if the stream is open and its queue at most at the watermark.
+    func tryWrite(_ part: RPCResponsePart) -> Bool {
+        guard case .message(let bytes, let flags) = part,
+              case let (encoded, wireBytes)? = try? encoder.encode(bytes, flags: flags),
+              outbound.tryEnqueue(encoded.count, wireBytes: wireBytes)
+        else { return false }
+        let connection = self.connection
+        let stream = self.stream
+        onLoop { connection.queueMessage(stream: stream, encoded: encoded) }
+        return true
+    }
+
     func finish(throwing error: (any Error)?) async {
         guard error != nil else { return }
         let connection = self.connection

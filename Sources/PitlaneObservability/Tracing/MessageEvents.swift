@@ -129,4 +129,16 @@ struct RecordingWriter<Element: Sendable>: RPCWriterProtocol {
         record(message.message)
         try await base.write(serialized: message)
     }
+
+    func tryWrite(_ element: Element) -> Bool {
+        guard base.tryWrite(element) else { return false }
+        record(element)
+        return true
+    }
+
+    func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
+        guard base.tryWrite(serialized: message) else { return false }
+        record(message.message)
+        return true
+    }
 }

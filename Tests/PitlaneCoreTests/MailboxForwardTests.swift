@@ -1,0 +1,58 @@
+import PitlaneCore
+import TestSupport
+import Testing
+
+/// `Mailbox.forward(trying:write:)`: producers hand elements straight to the writer while it
+/// takes them; what it refuses, and what arrives meanwhile, goes through the reader's `write`.
+@Suite("Mailbox forwarding", .timeLimit(.minutes(1)))
+struct MailboxForwardTests {
+    struct Overflow: Error {}
+
+    @Test("every offered element is written once, in order, whichever way it went")
+    func orderAcrossBothPaths() async throws {
+        let mailbox = BoundedMailbox<Int>(limit: 1_000) { _ in Overflow() }
+        let written = Locked<[Int]>([])
+        let paths = Locked((direct: 0, waited: 0))
+        let calls = Locked(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try await mailbox.forward(trying: { element in
+                    // Refuses every third element offered straight away: the reader writes it.
+                    let call = calls.withLock { $0 += 1; return $0 }
+                    guard call % 3 != 0 else { return false }
+                    written.withLock { $0.append(element) }
+                    paths.withLock { $0.direct += 1 }
+                    return true
+                }) { element in
+                    await Task.yield()
+                    written.withLock { $0.append(element) }
+                    paths.withLock { $0.waited += 1 }
+                }
+            }
+            for element in 0..<300 {
+                mailbox.offer(element)
+                if element % 7 == 0 { await Task.yield() }
+            }
+            mailbox.end(.finished)
+            try await group.waitForAll()
+        }
+        #expect(written.value == Array(0..<300))
+        #expect(paths.value.direct + paths.value.waited == 300)
+    }
+
+    @Test("a reader that is behind gets the buffer's error, and nothing more is handed over")
+    func overflowEndsForwarding() async throws {
+        let mailbox = BoundedMailbox<Int>(limit: 2) { _ in Overflow() }
+        let release = AsyncStream.makeStream(of: Void.self)
+        let forwarding = Task {
+            try await mailbox.forward(trying: { _ in false }) { _ in
+                for await _ in release.stream { break }  // the peer is behind until released
+            }
+        }
+        // The first element goes to the reader (refused straight away); the next ones wait.
+        for element in 0..<10 { mailbox.offer(element) }
+        #expect(mailbox.offer(10) == false)
+        release.continuation.finish()
+        await #expect(throws: Overflow.self) { try await forwarding.value }
+    }
+}
