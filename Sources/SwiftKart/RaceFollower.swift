@@ -36,10 +36,6 @@ public final class RaceFollower: AsyncSequence, Sendable {
     /// The next event, waiting for one; nil once the race is over.
     public func next() async throws -> FollowRaceResponse? { try await mailbox.next()?.message }
 
-    /// The next event as serialized once for every follower, for
-    /// `RPCWriter.write(serialized:)`; nil once the race is over.
-    public func nextSerialized() async throws -> SerializedMessage<FollowRaceResponse>? { try await mailbox.next() }
-
     /// Writes the follower's events to `writer` until the race is over. While the follower
     /// keeps up, the race queues each event on its stream as it publishes, with no task woken
     /// per event; once the stream is behind, events wait here under the follower's policy and

@@ -45,8 +45,7 @@ final class StreamOutbound: Sendable {
     nonisolated(nonsending) func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
         try state.withLock { state in
             if let closed = state.closed { throw closed }
-            state.queuedBytes += bytes
-            if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
+            count(bytes, wireBytes: wireBytes, in: &state)
         }
         send()
         // Below the watermark (the usual case) the writer goes on without suspending.
@@ -81,10 +80,15 @@ final class StreamOutbound: Sendable {
     func tryEnqueue(_ bytes: Int, wireBytes: Int) -> Bool {
         state.withLock { state in
             guard state.closed == nil, state.queuedBytes <= highWatermark else { return false }
-            state.queuedBytes += bytes
-            if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
+            count(bytes, wireBytes: wireBytes, in: &state)
             return true
         }
+    }
+
+    /// Counts `bytes` as queued and `wireBytes` as sent; under `state`'s lock.
+    private func count(_ bytes: Int, wireBytes: Int, in state: inout State) {
+        state.queuedBytes += bytes
+        if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
     }
 
     /// The loop sent `bytes`; wakes the writers once the queue is below the watermark.
