@@ -1,18 +1,23 @@
-// gRPC C++'s own streaming client for the gRPC benchmark (Debian's libgrpc++): a second
-// harness beside pitlane-bench-client that drives any bench.v1.Bench server, so no stream
-// figure rests on one client alone. Uses the synchronous API: one stream at a time, read in a
-// loop, which is what this measures.
+// gRPC C++'s own client for the gRPC benchmark (Debian's libgrpc++): a second harness beside
+// pitlane-bench-client and h2load that drives any bench.v1.Bench server, so no figure rests on
+// one client alone.
 //
-// Usage: grpc_bench_client --port N [--seconds S] [--label SERVER]
+// Usage: grpc_bench_client --port N [--seconds S] [--label SERVER] [--unary C M]
 // Prints JSON lines like pitlane-bench-client's ("impl" is SERVER, default "cpp"; "client" is
-// "cpp"): one server stream's messages/s, then one ping-pong stream's round trips/s with
-// p50/p99 in µs. The first half second of each is warm-up.
+// "cpp"). Without --unary: one server stream's messages/s, then one ping-pong stream's round
+// trips/s with p50/p99 in µs, each through the synchronous API (one stream, read in a loop).
+// With --unary C M: unary calls as a production client makes them, through the callback API
+// with a deadline on every call (so every request carries grpc-timeout), M in flight on each
+// of C channels (C connections); calls/s with p50/p99. The first half second is warm-up.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,9 +87,76 @@ class Recorder {
 };
 
 [[noreturn]] void usage() {
-  std::fprintf(stderr, "usage: grpc_bench_client --port N [--seconds S] [--label SERVER]\n");
+  std::fprintf(stderr, "usage: grpc_bench_client --port N [--seconds S] [--label SERVER] [--unary C M]\n");
   std::exit(2);
 }
+
+// Keeps `in_flight` unary calls going on each of `channels` channels until the recorder says
+// time is up, then waits for the calls still out. Each call has its own context and deadline,
+// and its completion (on gRPC's callback threads) starts the next one.
+class UnaryLoad {
+ public:
+  UnaryLoad(int port, int channels, int in_flight, Recorder& recorder) : recorder_(recorder) {
+    for (int i = 0; i < channels; ++i) {
+      grpc::ChannelArguments arguments;
+      // A channel of its own for each: gRPC would otherwise share one connection among them.
+      arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+      arguments.SetInt("pitlane.bench.channel", i);
+      stubs_.push_back(bench::v1::Bench::NewStub(grpc::CreateCustomChannel(
+          "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), arguments)));
+    }
+    request_.set_body(std::string(16, '\x42'));
+    outstanding_ = channels * in_flight;
+    for (auto& stub : stubs_) {
+      for (int i = 0; i < in_flight; ++i) Start(stub.get());
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return outstanding_ == 0; });
+  }
+
+  bool failed() const { return failed_; }
+
+ private:
+  struct Call {
+    grpc::ClientContext context;
+    bench::v1::Payload response;
+    Clock::time_point sent;
+  };
+
+  // Starts one call, counted in outstanding_ by the caller; no lock is held here, as gRPC may
+  // run the completion on this thread.
+  void Start(bench::v1::Bench::Stub* stub) {
+    auto* call = new Call;
+    call->sent = Clock::now();
+    call->context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    stub->async()->Unary(&call->context, &request_, &call->response, [this, stub, call](grpc::Status status) {
+      const double latency = std::chrono::duration<double, std::micro>(Clock::now() - call->sent).count();
+      delete call;
+      bool again;
+      {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (!status.ok()) {
+          if (!failed_) std::fprintf(stderr, "grpc_bench_client: unary call failed: %s\n", status.error_message().c_str());
+          failed_ = true;
+          stopping_ = true;
+        }
+        if (!stopping_ && !recorder_.Record(1, latency)) stopping_ = true;
+        again = !stopping_;
+        if (!again && --outstanding_ == 0) done_.notify_one();
+      }
+      if (again) Start(stub);
+    });
+  }
+
+  Recorder& recorder_;
+  std::vector<std::unique_ptr<bench::v1::Bench::Stub>> stubs_;
+  bench::v1::Payload request_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  int outstanding_ = 0;
+  bool stopping_ = false;
+  bool failed_ = false;
+};
 
 }  // namespace
 
@@ -92,9 +164,16 @@ int main(int argc, char** argv) {
   int port = 0;
   double seconds = 5;
   std::string label = "cpp";
+  int unary_channels = 0, unary_in_flight = 0;
   for (int i = 1; i < argc; i += 2) {
     if (i + 1 >= argc) usage();
-    if (std::strcmp(argv[i], "--port") == 0) {
+    if (std::strcmp(argv[i], "--unary") == 0) {
+      if (i + 2 >= argc) usage();
+      unary_channels = std::atoi(argv[i + 1]);
+      unary_in_flight = std::atoi(argv[i + 2]);
+      if (unary_channels < 1 || unary_in_flight < 1) usage();
+      ++i;
+    } else if (std::strcmp(argv[i], "--port") == 0) {
       port = std::atoi(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--seconds") == 0) {
       seconds = std::atof(argv[i + 1]);
@@ -105,6 +184,14 @@ int main(int argc, char** argv) {
     }
   }
   if (port == 0) usage();
+  if (unary_channels > 0) {
+    Recorder recorder(label, seconds);
+    UnaryLoad load(port, unary_channels, unary_in_flight, recorder);
+    if (load.failed()) return 1;
+    const std::string name = "unary c=" + std::to_string(unary_channels) + " m=" + std::to_string(unary_in_flight);
+    recorder.Report(name.c_str());
+    return 0;
+  }
   auto stub = bench::v1::Bench::NewStub(
       grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
   Payload request;

@@ -2,6 +2,14 @@
 import Glibc
 import PitlaneInterop
 
+// SIGTERM ends the server (the default action). Started from a thread that blocks it (a test
+// runner's), the process inherits the mask and would ignore it until killed: unblock it first.
+var terminationSignals = sigset_t()
+sigemptyset(&terminationSignals)
+sigaddset(&terminationSignals, SIGTERM)
+sigaddset(&terminationSignals, SIGINT)
+pthread_sigmask(SIG_UNBLOCK, &terminationSignals, nil)
+
 do {
     let options = try InteropServerOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     try await InteropServer.run(options) { address in

@@ -3,7 +3,7 @@ import PitlaneCore
 extension EventLoop {
     /// Identifies a timer for ``EventLoop/cancelTimer(_:)`` on the loop that scheduled it.
     public struct TimerID: Hashable, Sendable {
-        fileprivate let rawValue: UInt64
+        fileprivate let handle: TimerHeap.Handle
     }
 
     /// Runs `task` on the loop once `deadline` has passed; never earlier. Loop thread only.
@@ -20,17 +20,14 @@ extension EventLoop {
     @discardableResult
     public func scheduleTimer(at deadline: ContinuousClock.Instant, _ task: @escaping () -> Void) -> TimerID {
         preconditionInEventLoop()
-        state.nextTimerID += 1
-        let id = state.nextTimerID
-        if timeSource.manualClock != nil {
-            let armed = timeSource.schedule(at: deadline) { [weak self] in
-                self?.execute { [weak self] in self?.fireManualTimer(id) }
-            }
-            state.manualTimers[id] = (armed, task)
-        } else {
-            state.timers.insert(.init(deadline: deadline, id: id, task: task))
+        guard timeSource.manualClock != nil else {
+            return TimerID(handle: state.timers.insert(deadline: state.timers.deadlineKey(deadline), task))
         }
-        return TimerID(rawValue: id)
+        let id = TimerID(handle: state.timers.hold(task))
+        state.manualTimers[id] = timeSource.schedule(at: deadline) { [weak self] in
+            self?.execute { [weak self] in self?.fireManualTimer(id) }
+        }
+        return id
     }
 
     /// Runs `task` on the loop once `delay` has passed; see ``scheduleTimer(at:_:)``.
@@ -44,25 +41,22 @@ extension EventLoop {
     @discardableResult
     public func cancelTimer(_ id: TimerID) -> Bool {
         preconditionInEventLoop()
-        if let (armed, _) = state.manualTimers.removeValue(forKey: id.rawValue) {
-            armed.cancel()
-            return true
-        }
-        return state.timers.remove(id: id.rawValue)
+        if !state.manualTimers.isEmpty { state.manualTimers.removeValue(forKey: id)?.cancel() }
+        return state.timers.remove(id.handle)
     }
 
     /// The current instant on the loop's time source.
     public var now: ContinuousClock.Instant { timeSource.now }
 
-    private func fireManualTimer(_ id: UInt64) {
-        guard let (_, task) = state.manualTimers.removeValue(forKey: id) else { return }
+    private func fireManualTimer(_ id: TimerID) {
+        guard state.manualTimers.removeValue(forKey: id) != nil, let task = state.timers.take(id.handle) else { return }
         task()
     }
 
     /// Drops every pending timer; at shutdown.
     func cancelAllTimers() {
         state.timers.removeAll()
-        for (armed, _) in state.manualTimers.values { armed.cancel() }
+        for armed in state.manualTimers.values { armed.cancel() }
         state.manualTimers.removeAll()
     }
 
@@ -70,23 +64,20 @@ extension EventLoop {
     /// deadline rounded up to a whole millisecond, so that waking never precedes it.
     func timerTimeoutMilliseconds() -> Int32 {
         guard let deadline = state.timers.earliestDeadline else { return -1 }
-        let remaining = now.duration(to: deadline)
-        guard remaining > .zero else { return 0 }
-        let (seconds, attoseconds) = remaining.components
+        let remaining = deadline - state.timers.nowKey(now)
+        guard remaining > 0 else { return 0 }
         // epoll_wait takes at most Int32.max milliseconds, about 24.8 days.
-        guard seconds < Int64(Int32.max) / 1000 else { return Int32.max }
-        let attosecondsPerMillisecond: Int64 = 1_000_000_000_000_000
-        let roundedUp = (attoseconds + attosecondsPerMillisecond - 1) / attosecondsPerMillisecond
-        return Int32(seconds * 1000 + roundedUp)
+        let milliseconds = (remaining + 999_999) / 1_000_000
+        return Int32(clamping: milliseconds)
     }
 
     /// Runs the timers due now that were scheduled before this call.
     func fireDueTimers() {
         guard !state.timers.isEmpty else { return }
-        let now = self.now
-        let idLimit = state.nextTimerID + 1
-        while let timer = state.timers.popDue(at: now, scheduledBefore: idLimit) {
-            timer.task()
+        let now = state.timers.nowKey(self.now)
+        let sequenceLimit = state.timers.nextSequence
+        while let task = state.timers.popDue(at: now, scheduledBefore: sequenceLimit) {
+            task()
         }
     }
 }

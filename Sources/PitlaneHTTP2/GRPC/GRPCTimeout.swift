@@ -2,17 +2,23 @@
 enum GRPCTimeout {
     /// Parses a header value; nil when it is malformed.
     static func parse(_ text: String) -> Duration? {
-        guard let unit = text.last, (2...9).contains(text.count) else { return nil }
-        let digits = text.dropLast()
-        guard digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber), let value = Int64(digits) else { return nil }
-        switch unit {
-        case "H": return .seconds(value * 3600)
-        case "M": return .seconds(value * 60)
-        case "S": return .seconds(value)
-        case "m": return .milliseconds(value)
-        case "u": return .microseconds(value)
-        case "n": return .nanoseconds(value)
-        default: return nil
+        var text = text
+        return text.withUTF8 { bytes -> Duration? in
+            guard (2...9).contains(bytes.count) else { return nil }
+            var value: Int64 = 0
+            for digit in bytes.dropLast() {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
+                value = value * 10 + Int64(digit - UInt8(ascii: "0"))
+            }
+            switch bytes[bytes.count - 1] {
+            case UInt8(ascii: "H"): return .seconds(value * 3600)
+            case UInt8(ascii: "M"): return .seconds(value * 60)
+            case UInt8(ascii: "S"): return .seconds(value)
+            case UInt8(ascii: "m"): return .milliseconds(value)
+            case UInt8(ascii: "u"): return .microseconds(value)
+            case UInt8(ascii: "n"): return .nanoseconds(value)
+            default: return nil
+            }
         }
     }
 

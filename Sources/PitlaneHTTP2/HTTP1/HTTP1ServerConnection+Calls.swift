@@ -57,10 +57,9 @@ extension HTTP1ServerConnection {
         exchange.inbound = accepted.inbound
         exchange.call = call
         if let deadline = accepted.context.deadline {
-            exchange.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak exchange] in
-                guard let exchange else { return }
-                exchange.deadlineTimer = nil
-                exchange.cancellation.expireDeadline()
+            // The exchange's end cancels the timer; a handle left behind once it fired matches nothing.
+            exchange.deadlineTimer = loop.scheduleTimer(at: deadline) { [cancellation = exchange.cancellation] in
+                cancellation.expireDeadline()
             }
         }
         if !accept(accepted.rpc, accepted.context, exchange.cancellation) {

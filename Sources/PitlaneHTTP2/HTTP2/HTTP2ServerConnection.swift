@@ -122,6 +122,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
     }
 
+    /// What a stream's handler and writer see when the stream closes without an error code
+    /// before they finish.
+    static let streamClosed = RPCError(code: .cancelled, message: "the stream closed before the RPC finished")
+
     /// How long the drain notice's PING may go unanswered before the final GOAWAY.
     static let drainNoticePatience: Duration = .seconds(10)
 
@@ -343,7 +347,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
-        end(stream, error: RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
+        // Every stream ends here, most of them complete (no error): their error is never seen,
+        // so it is not formatted.
+        end(stream, error: errorCode == 0 ? Self.streamClosed
+            : RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
         // The last stream of a draining connection: it closes once this stream's last frames are out.
         management.streamClosed(at: loop.now)
         if streams.isEmpty, let idle = config.maxConnectionIdle, !management.isDraining { checkIdle(after: idle) }
@@ -417,10 +424,13 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         stream.inbound = accepted.inbound
         stream.call = call
         if let deadline = accepted.context.deadline {
-            stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [weak self, weak stream] in
-                guard let self, let stream else { return }
+            // Every way a stream ends cancels its timer (`end`), so holding the connection
+            // here keeps it no longer than its streams; a weak reference to the stream would
+            // give it a side table, which slows every later retain and release of it.
+            stream.deadlineTimer = loop.scheduleTimer(at: deadline) { [self] in
+                guard let stream = streams[id] else { return }
                 stream.deadlineTimer = nil
-                self.expireDeadline(of: stream)
+                expireDeadline(of: stream)
             }
         }
         if !accept(accepted.rpc, accepted.context, stream.cancellation) {

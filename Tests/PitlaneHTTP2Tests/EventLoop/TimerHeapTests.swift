@@ -3,42 +3,82 @@ import Testing
 
 @Suite("TimerHeap", .timeLimit(.minutes(5)))
 struct TimerHeapTests {
-    @Test("pops due timers by deadline then id, skipping removed ones")
+    /// What popped timers ran, in order.
+    private final class Log {
+        var ran: [Int] = []
+    }
+
+    @Test("pops due timers by deadline then scheduling order, skipping removed ones")
     func ordering() {
         var generator = SystemRandomNumberGenerator()
-        let start = ContinuousClock.now
         var heap = TimerHeap()
-        var expected: [(deadline: ContinuousClock.Instant, id: UInt64)] = []
-        for id in UInt64(1)...500 {
-            let deadline = start + .milliseconds(Int.random(in: 0..<50, using: &generator))
-            heap.insert(.init(deadline: deadline, id: id, task: {}))
-            expected.append((deadline, id))
+        let log = Log()
+        var expected: [(deadline: TimerHeap.Key, number: Int)] = []
+        var handles: [TimerHeap.Handle] = []
+        for number in 0..<500 {
+            let deadline = TimerHeap.Key(Int.random(in: 0..<50, using: &generator))
+            handles.append(heap.insert(deadline: deadline) { log.ran.append(number) })
+            expected.append((deadline, number))
         }
-        for id in stride(from: UInt64(3), through: 500, by: 7) {
-            let removed = heap.remove(id: id)
-            let removedAgain = heap.remove(id: id)
+        for number in stride(from: 3, to: 500, by: 7) {
+            let removed = heap.remove(handles[number])
+            let removedAgain = heap.remove(handles[number])
             #expect(removed && !removedAgain)
         }
-        expected.removeAll { $0.id % 7 == 3 }
-        expected.sort { ($0.deadline, $0.id) < ($1.deadline, $1.id) }
+        expected.removeAll { $0.number % 7 == 3 }
+        expected.sort { ($0.deadline, $0.number) < ($1.deadline, $1.number) }
 
-        #expect(heap.popDue(at: start - .milliseconds(1), scheduledBefore: .max) == nil)
-        var popped: [UInt64] = []
-        while let timer = heap.popDue(at: start + .seconds(1), scheduledBefore: .max) {
-            popped.append(timer.id)
-        }
-        #expect(popped == expected.map(\.id))
+        let early = heap.popDue(at: -1, scheduledBefore: .max)
+        #expect(early == nil)
+        while let task = heap.popDue(at: 50, scheduledBefore: .max) { task() }
+        #expect(log.ran == expected.map(\.number))
         #expect(heap.isEmpty)
     }
 
     @Test("holds back timers scheduled after the round began")
     func roundLimit() {
-        let now = ContinuousClock.now
         var heap = TimerHeap()
-        heap.insert(.init(deadline: now, id: 9, task: {}))
-        heap.insert(.init(deadline: now - .seconds(1), id: 4, task: {}))
-        #expect(heap.popDue(at: now, scheduledBefore: 5)?.id == 4)
-        #expect(heap.popDue(at: now, scheduledBefore: 5) == nil)
-        #expect(heap.earliestDeadline == now)
+        let log = Log()
+        _ = heap.insert(deadline: 10) { log.ran.append(1) }
+        let limit = heap.nextSequence
+        _ = heap.insert(deadline: 5) { log.ran.append(2) }
+        _ = heap.insert(deadline: 0) { log.ran.append(3) }
+        // The later ones are due first, but were scheduled after the limit was taken.
+        let heldBack = heap.popDue(at: 10, scheduledBefore: limit)
+        #expect(heldBack == nil)
+        #expect(heap.earliestDeadline == 0)
+        while let task = heap.popDue(at: 10, scheduledBefore: heap.nextSequence) { task() }
+        #expect(log.ran == [3, 2, 1])
+    }
+
+    @Test("a handle matches nothing once its timer ran, even after its slot is reused")
+    func staleHandles() {
+        var heap = TimerHeap()
+        let log = Log()
+        let first = heap.insert(deadline: 1) { log.ran.append(1) }
+        heap.popDue(at: 1, scheduledBefore: .max)?()
+        let second = heap.insert(deadline: 2) { log.ran.append(2) }
+        let removedFirst = heap.remove(first)
+        #expect(!removedFirst)
+        let held = heap.hold { log.ran.append(3) }
+        heap.removeAll()
+        let removedSecond = heap.remove(second), tookHeld = heap.take(held)
+        #expect(!removedSecond && tookHeld == nil)
+        let third = heap.insert(deadline: 3) { log.ran.append(4) }
+        let removedSecondAgain = heap.remove(second)
+        #expect(!removedSecondAgain)
+        heap.take(third)?()
+        #expect(log.ran == [1, 4])
+    }
+
+    @Test("deadlines round up and the present rounds down, so nothing runs early")
+    func rounding() {
+        let epoch = ContinuousClock.now
+        let heap = TimerHeap(epoch: epoch)
+        let deadline = epoch + .nanoseconds(1_000) + .init(secondsComponent: 0, attosecondsComponent: 1)
+        #expect(heap.deadlineKey(deadline) == 1_001)
+        #expect(heap.nowKey(deadline) == 1_000)
+        #expect(heap.deadlineKey(epoch + .seconds(Int64.max / 2)) == .max / 2)
+        #expect(heap.deadlineKey(epoch - .seconds(3)) == -3_000_000_000)
     }
 }

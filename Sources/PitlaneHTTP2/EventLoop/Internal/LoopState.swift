@@ -23,9 +23,8 @@ final class LoopState: @unchecked Sendable {
     /// an idle connection holds none.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     var timers = TimerHeap()
-    /// On a manual clock: the timers armed there, and what each runs here.
-    var manualTimers: [UInt64: (armed: ScheduledTimer, task: () -> Void)] = [:]
-    var nextTimerID: UInt64 = 0
+    /// On a manual clock: the timers armed there (their tasks wait in `timers`, out of its heap).
+    var manualTimers: [EventLoop.TimerID: ScheduledTimer] = [:]
     /// The array `runQueuedTasks` runs the inbox's tasks from, kept empty between rounds.
     var taskBatch: [@Sendable () -> Void] = []
     /// Generation 0 is the inbox's eventfd, so registrations start at 1.
