@@ -18,13 +18,18 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
         let context = ClientContext(descriptor: descriptor, options: options)
         let callRecorder = observer.map { ClientCallRecorder(observer: $0, method: descriptor, timeSource: transport.timeSource) }
         let call = Call(executor: self, serializer: serializer, deserializer: deserializer, recorder: callRecorder)
+        let callExecutor = transport.callExecutor
         let run: @Sendable () async throws -> Result = {
-            // Streams, producers and forwarders are children of this group: when the response
-            // handler returns, cancelling the group closes them all.
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                defer { group.cancelAll() }
-                let response = try await call.intercept(request, context, index: 0, group: &group)
-                return try await onResponse(response)
+            // On the transport's executor (its event loop), with every child task: messages
+            // reach the call without a thread hop.
+            try await withTaskExecutorPreference(callExecutor) {
+                // Streams, producers and forwarders are children of this group: when the
+                // response handler returns, cancelling the group closes them all.
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    defer { group.cancelAll() }
+                    let response = try await call.intercept(request, context, index: 0, group: &group)
+                    return try await onResponse(response)
+                }
             }
         }
         guard let recorder = callRecorder else {

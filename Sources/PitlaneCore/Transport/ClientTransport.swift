@@ -21,6 +21,11 @@ public protocol ClientTransport: Sendable {
 
     /// How the transport writes messages; generated clients serialize to match.
     var messageCodec: MessageCodec { get }
+
+    /// Where an RPC's own tasks should run (its request producer, its response handler, the
+    /// bookkeeping of its attempts): the thread that does the stream's I/O, say, so that
+    /// messages reach them without a hop between threads. Nil: wherever the caller runs.
+    var callExecutor: (any TaskExecutor)? { get }
 }
 
 extension ClientTransport {
@@ -29,4 +34,6 @@ extension ClientTransport {
     public var timeSource: TimeSource { .continuous }
 
     public var messageCodec: MessageCodec { .protobuf }
+
+    public var callExecutor: (any TaskExecutor)? { nil }
 }

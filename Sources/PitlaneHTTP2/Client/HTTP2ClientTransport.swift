@@ -84,6 +84,11 @@ public final class HTTP2ClientTransport: ClientTransport {
         public var loadBalancing = LoadBalancing.pickFirst
         /// Event loop threads. Default 1.
         public var eventLoopThreads = 1
+        /// With one event loop thread: run each RPC's tasks (request producer, response
+        /// handler) on it, so that messages reach them and leave them without a thread hop,
+        /// as the server runs its handlers. Set false when they block (synchronous file or
+        /// database work, say), which would stall every RPC's I/O. Default true.
+        public var runsCallsOnEventLoop = true
         /// How long a TCP (or Unix socket) connect may take before the attempt fails with
         /// `.unavailable` and backoff begins. Default 20 s, gRPC's minimum connect timeout.
         public var connectTimeout: Duration = .seconds(20)
@@ -172,6 +177,14 @@ public final class HTTP2ClientTransport: ClientTransport {
     public var timeSource: TimeSource { config.timeSource }
 
     public var messageCodec: MessageCodec { config.codec }
+
+    /// The event loop, when there is one and ``Config/runsCallsOnEventLoop`` is set; with
+    /// several, a call's connection is not known before it picks one, so calls run wherever
+    /// their callers do.
+    public var callExecutor: (any TaskExecutor)? {
+        guard config.runsCallsOnEventLoop, settings.loops.loops.count == 1 else { return nil }
+        return settings.loops.loops[0]
+    }
 
     public func connect() async throws {
         await gate.waitUntilDrained()

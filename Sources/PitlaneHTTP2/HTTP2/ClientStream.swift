@@ -88,7 +88,9 @@ final class ConnectionBinding: Sendable {
     }
 }
 
-/// The calling task's request writer: each part goes to the connection's loop, in order.
+/// The calling task's request writer: each part goes to the connection's loop, in order. A
+/// task already on that loop (the transport runs calls there) hands parts over directly, so
+/// a request's headers, message and end leave in one write.
 struct ClientStreamWriter: ClosableRPCWriterProtocol {
     let binding: ConnectionBinding
     let stream: ClientStream
@@ -115,25 +117,17 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
             let connection = binding.connection
             let (framed, wireBytes) = try encoder.encode(bytes, flags: flags)
             try await stream.outbound.enqueue(framed.count, wireBytes: wireBytes) {
-                connection.loop.execute { connection.queueData(stream, framed: framed) }
+                Self.onLoop(of: connection) { connection.queueData(stream, framed: framed) }
             }
         }
     }
 
     /// gRFC A6 transparent retry: a stream that never left may start on a new connection.
     private func start(with metadata: Metadata) async throws {
-        let stream = self.stream
         var refused: HTTP2ClientConnection?
         for _ in 0..<2 {
             let connection = binding.connection
-            let started = OneShot<Bool>()
-            let timeout = self.timeout
-            try await stream.outbound.enqueue(0) {
-                connection.loop.execute {
-                    started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout))
-                }
-            }
-            if try await started.value() { return }
+            if try await start(on: connection, metadata) { return }
             refused = connection
             let next = try await reconnect()
             guard next !== refused else { break }
@@ -142,13 +136,40 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
         throw RPCError(code: .unavailable, message: "connections kept going away before the stream could start")
     }
 
+    /// Submits the request headers on `connection`; false when it takes no more streams.
+    private func start(on connection: HTTP2ClientConnection, _ metadata: Metadata) async throws -> Bool {
+        let stream = self.stream
+        let timeout = self.timeout
+        if connection.loop.inEventLoop {
+            var started = false
+            try await stream.outbound.enqueue(0) { started = connection.startRequest(stream, metadata: metadata, timeout: timeout) }
+            return started
+        }
+        let started = OneShot<Bool>()
+        try await stream.outbound.enqueue(0) {
+            connection.loop.execute {
+                started.fulfil(connection.startRequest(stream, metadata: metadata, timeout: timeout))
+            }
+        }
+        return try await started.value()
+    }
+
     func finish(throwing error: (any Error)?) async {
         let connection = binding.connection
         let stream = self.stream
         if error == nil {
-            connection.loop.execute { connection.endRequest(stream) }
+            Self.onLoop(of: connection) { connection.endRequest(stream) }
         } else {
-            connection.loop.execute { connection.release(stream) }
+            Self.onLoop(of: connection) { connection.release(stream) }
+        }
+    }
+
+    /// Runs `body` now when already on the connection's loop, else queues it there.
+    private static func onLoop(of connection: HTTP2ClientConnection, _ body: @escaping @Sendable () -> Void) {
+        if connection.loop.inEventLoop {
+            body()
+        } else {
+            connection.loop.execute(body)
         }
     }
 }

@@ -273,20 +273,30 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         } catch {
             stream.fail(RPCError(code: .unavailable, message: "cannot open a stream: \(error)"))
         }
-        flush()
+        scheduleFlush()
         return true
     }
 
     func queueData(_ stream: ClientStream, framed: [UInt8]) {
         stream.pendingData.append(framed)
         resumeIfDeferred(stream)
-        flush()
+        scheduleFlush()
     }
 
     func endRequest(_ stream: ClientStream) {
         stream.requestEnded = true
         resumeIfDeferred(stream)
-        flush()
+        scheduleFlush()
+    }
+
+    /// Flushes once the tasks queued so far have run: a request's headers, message and end,
+    /// and requests many calls start at once, leave in one write.
+    private func scheduleFlush() {
+        guard flushGate.deferFlush() else { return }
+        loop.execute { [self] in
+            flushGate.deferredFlushRuns()
+            flush()
+        }
     }
 
     /// The caller is done with the stream: reset it if the server has not finished, and fail
