@@ -1,9 +1,11 @@
 // The SwiftKart follower load driver for `make bench`:
 //   swiftkart-load --port N --server-pid P --steps 1000,2500,5000,10000 [--connections 10] [--seconds 3]
+//                  [--calls-off-loop]
 // Adds followers of one race step by step (all on one race, spread over `connections` HTTP/2
 // connections) and after each step measures, for `seconds`: the delay from each locations
 // event's `recorded_at` to its arrival (p50, p99), messages per second, and the server's RSS.
-// Prints one JSON line per step.
+// Prints one JSON line per step. --calls-off-loop runs the followers' tasks on the global pool
+// rather than on their connections' event loops (HTTP2ClientTransport's default), to compare.
 import Glibc
 import PitlaneCore
 import PitlaneHTTP2
@@ -18,14 +20,15 @@ func parsed<T>(_ read: () throws -> T) -> T {
         return try read()
     } catch {
         let message = "swiftkart-load: \(error)\nusage: swiftkart-load --port N --server-pid P "
-            + "[--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] [--race NAME]\n"
+            + "[--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] [--race NAME] [--calls-off-loop]\n"
         _ = message.withCString { write(2, $0, strlen($0)) }
         exit(2)
     }
 }
 
 let options = parsed { try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
-                                              valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"]) }
+                                              valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"],
+                                              flagOptions: ["calls-off-loop"]) }
 let port = parsed { try options.integer("port", default: 8080) }
 let serverPID = parsed { try options.integer("server-pid", default: 0) }
 let steps = (options["steps"] ?? "1000,2500,5000,10000").split(separator: ",").compactMap { Int($0) }
@@ -103,7 +106,9 @@ func cpuSeconds(of pid: Int32) -> Double {
 
 let histogram = Histogram()
 let clients = try (0..<connectionCount).map { _ in
-    GRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port)))
+    var config = HTTP2ClientTransport.Config.defaults
+    config.runsCallsOnEventLoop = !options.has("calls-off-loop")
+    return GRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port), config: config))
 }
 
 try await withThrowingTaskGroup(of: Void.self) { group in
