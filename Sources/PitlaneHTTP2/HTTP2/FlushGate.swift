@@ -53,25 +53,3 @@ struct FlushGate {
         return false
     }
 }
-
-/// A connection whose writes a ``FlushGate`` orders. `Sendable` as connections are (`@unchecked`:
-/// loop-confined).
-protocol GatedFlushing: AnyObject, Sendable {
-    var loop: EventLoop { get }
-    var flushGate: FlushGate { get set }
-    /// Writes what the session has to send now, unless the gate holds it back.
-    func flush()
-}
-
-extension GatedFlushing {
-    /// Flushes after the tasks queued so far have run: what many tasks write at the same
-    /// moment (a race tick to every follower; a request's headers, message and end) leaves in
-    /// one socket write, not one each.
-    func scheduleFlush() {
-        guard flushGate.deferFlush() else { return }
-        loop.execute { [self] in
-            flushGate.deferredFlushRuns()
-            flush()
-        }
-    }
-}

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: every mutable property is used on `loop` only; client tasks reach
 /// the connection solely through `loop.execute`.
-final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, GatedFlushing, @unchecked Sendable {
+final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, @unchecked Sendable {
     let loop: EventLoop
     let authority: String
     let config: HTTP2ClientTransport.Config
@@ -18,7 +18,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var streams = StreamTable<ClientStream>()
     private var pump: SessionPump
     /// Whether a flush may run now; see ``FlushGate``.
-    var flushGate = FlushGate()
+    private var flushGate = FlushGate()
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -289,6 +289,15 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         scheduleFlush()
     }
 
+    /// Flushes once the tasks queued so far have run: a request's headers, message and end,
+    /// and requests many calls start at once, leave in one write.
+    private func scheduleFlush() {
+        guard flushGate.deferFlush() else { return }
+        loop.execute { [self] in
+            flushGate.deferredFlushRuns()
+            flush()
+        }
+    }
 
     /// The caller is done with the stream: reset it if the server has not finished, and fail
     /// it if it never started, so no reader waits on it.

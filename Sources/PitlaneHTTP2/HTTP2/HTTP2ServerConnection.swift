@@ -6,7 +6,7 @@ import PitlaneCore
 ///
 /// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
 /// threads (handler tasks) reach the connection solely through `loop.execute`.
-final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, ServerCallConnection, GatedFlushing, @unchecked Sendable {
+final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, ServerCallConnection, @unchecked Sendable {
     /// Hands a new RPC to the transport; false when the transport takes no more.
     typealias Acceptor = @Sendable (ServerRPCStream, ServerTransportContext, RPCCancellationHandle) -> Bool
 
@@ -21,7 +21,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var streams = StreamTable<ServerStream>()
     private var pump: SessionPump
     /// Whether a flush may run now, and whether one is deferred; see ``FlushGate``.
-    var flushGate = FlushGate()
+    private var flushGate = FlushGate()
     /// The pending idle check, if `maxConnectionIdle` is set.
     private var idleTimer: EventLoop.TimerID?
     /// The connection's life and policy: preface, ping strikes, rapid-reset budget, idle and
@@ -491,6 +491,15 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         scheduleFlush()
     }
 
+    /// Flushes after the tasks queued so far have run: responses that many handlers write at
+    /// the same moment (a race tick to every follower) leave in one socket write, not one each.
+    private func scheduleFlush() {
+        guard flushGate.deferFlush() else { return }
+        loop.execute { [self] in
+            flushGate.deferredFlushRuns()
+            flush()
+        }
+    }
 
     func sendStatus(stream id: Int32, status: Status, trailers: Metadata) {
         guard let stream = streams[id] else { return }
