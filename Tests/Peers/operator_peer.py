@@ -46,14 +46,11 @@ Needs grpcio-reflection, prometheus_client and httpx (`.venv/bin/pip install grp
 prometheus_client`).
 """
 import argparse
-import atexit
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -66,7 +63,7 @@ import httpx  # noqa: E402
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, text_format  # noqa: E402
 
 import processes  # noqa: E402
-from peer_checks import Report, exit_now, expect, load  # noqa: E402
+from peer_checks import Report, exit_now, expect, load, temporary_directory  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -130,8 +127,7 @@ def short(text, limit=300):
 
 class Protocols:
     def __init__(self):
-        root = tempfile.mkdtemp(prefix="pitlane-operator-protos-")
-        atexit.register(shutil.rmtree, root, True)
+        root = temporary_directory("pitlane-operator-protos-")
         out = os.path.join(root, "protocols.pb")
         includes = sorted({folder for folder, _ in PROTOCOL_FILES})
         subprocess.run([sys.executable, "-m", "grpc_tools.protoc", *[f"-I{folder}" for folder in includes],
@@ -1196,8 +1192,7 @@ def main():
 
     protocols = Protocols()
     pb, rpc = load(args.protos, "swiftkart.proto")
-    tmp = tempfile.mkdtemp(prefix="pitlane-operator-")
-    atexit.register(shutil.rmtree, tmp, True)
+    tmp = temporary_directory("pitlane-operator-")
     servers = {}
     for key in keys:
         try:

@@ -17,9 +17,8 @@ import traceback
 def generate_stubs(proto_dir, *protos):
     """Runs grpc_tools' protoc on `protos` (paths below `proto_dir`) into a new directory on
     the import path; returns that directory."""
-    out = tempfile.mkdtemp(prefix="pitlane-stubs-")
     # Imported modules stay loaded; the files are not needed once the peer exits.
-    atexit.register(shutil.rmtree, out, True)
+    out = temporary_directory("pitlane-stubs-")
     subprocess.run([sys.executable, "-m", "grpc_tools.protoc", f"--python_out={out}", f"--grpc_python_out={out}",
                     "-I", proto_dir, *protos], check=True)
     sys.path.insert(0, out)
@@ -54,6 +53,18 @@ class Checks:
         exit_now(1 if failed else 0)
 
 
+_temporary_directories = []
+
+
+def temporary_directory(prefix):
+    """A new directory under the system's temporary one, removed when the peer exits: at the
+    interpreter's exit, and by `exit_now`, which skips the interpreter's exit handlers."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    _temporary_directories.append(path)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def exit_now(status):
     """Ends the process with `status` once what it printed is flushed, without the
     interpreter's shutdown, which can hang a grpcio client for good.
@@ -66,6 +77,8 @@ def exit_now(status):
     it forever: the process idles with its connection open, after its report."""
     sys.stdout.flush()
     sys.stderr.flush()
+    for path in _temporary_directories:
+        shutil.rmtree(path, True)
     os._exit(status)
 
 

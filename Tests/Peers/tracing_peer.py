@@ -63,14 +63,11 @@ Needs opentelemetry-proto and opentelemetry-api (`.venv/bin/pip install opentele
 opentelemetry-api`).
 """
 import argparse
-import atexit
 import json
 import os
 import secrets
-import shutil
 import socket
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -81,7 +78,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")  # the checks report what grpcio
 import grpc  # noqa: E402 (after its environment)
 
 import processes  # noqa: E402
-from peer_checks import Report, exit_now, expect, load  # noqa: E402
+from peer_checks import Report, exit_now, expect, load, temporary_directory  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -1161,8 +1158,7 @@ def main():
         exit_now(report.finish())
 
     pb, rpc = load(args.protos, "swiftkart.proto")
-    tmp = tempfile.mkdtemp(prefix="pitlane-tracing-")
-    atexit.register(shutil.rmtree, tmp, True)
+    tmp = temporary_directory("pitlane-tracing-")
     collector = Collector()
     collector.start()
     run = Run(args, report, collector, pb, rpc, tmp)

@@ -7,16 +7,13 @@ preflights; and `curl` with JSON.
   web_peer.py --port P --protos DIR --service swiftkart|orders
 """
 import argparse
-import atexit
 import base64
 import importlib
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import uuid
 
@@ -27,7 +24,7 @@ from connectrpc.code import Code
 from connectrpc.protocol import ProtocolType
 from connectrpc.compat import google_protobuf_json_codec
 
-from peer_checks import Checks, expect
+from peer_checks import Checks, expect, temporary_directory
 
 
 _stub_package = None
@@ -38,8 +35,7 @@ def generate_connect_stubs(proto_dir, proto):
     one package in a temporary directory: the Connect stubs import their messages relatively."""
     global _stub_package
     if _stub_package is None:
-        root = tempfile.mkdtemp(prefix="pitlane-connect-stubs-")
-        atexit.register(shutil.rmtree, root, True)
+        root = temporary_directory("pitlane-connect-stubs-")
         _stub_package = os.path.join(root, "connectstubs")
         os.mkdir(_stub_package)
         open(os.path.join(_stub_package, "__init__.py"), "w").close()

@@ -32,7 +32,6 @@ import signal
 import socket
 import struct
 import sys
-import tempfile
 import threading
 import time
 import traceback
@@ -46,7 +45,7 @@ import websockets  # noqa: E402
 from websockets.asyncio.client import connect as ws_connect  # noqa: E402
 
 import processes  # noqa: E402
-from peer_checks import exit_now, expect, load  # noqa: E402
+from peer_checks import exit_now, expect, load, temporary_directory  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -1139,7 +1138,7 @@ def main():
     signal.alarm(args.time_limit)
     server = None
     if args.bin:
-        database = os.path.join(tempfile.mkdtemp(prefix="pitlane-ws-"), "orders.sqlite")
+        database = os.path.join(temporary_directory("pitlane-ws-"), "orders.sqlite")
         limit = ["--ws-max-message", str(args.max_message)] if args.max_message else []
         server, args.port = processes.start_server([os.path.join(os.path.abspath(args.bin), "orders-server"), "--port", "0",
                                                     "--database", database, *limit], "orders-server")
