@@ -149,7 +149,7 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop"]),
+        .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop", "PitlaneHTTP2"]),
         .executableTarget(name: "pitlane-interop-client", dependencies: ["PitlaneInterop"]),
 
         .testTarget(

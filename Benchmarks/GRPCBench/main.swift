@@ -61,13 +61,8 @@ let interceptors: [any ServerInterceptor] = tracing.map { [TracingServerIntercep
 let server = GRPCServer(transport: transport, services: services, interceptors: interceptors, observer: metrics)
 metrics?.observe(transport)
 
-// SIGTERM ends the server (the default action). Started from a thread that blocks it (a test
-// runner's), the process inherits the mask and would ignore it until killed: unblock it first.
-var terminationSignals = sigset_t()
-sigemptyset(&terminationSignals)
-sigaddset(&terminationSignals, SIGTERM)
-sigaddset(&terminationSignals, SIGINT)
-pthread_sigmask(SIG_UNBLOCK, &terminationSignals, nil)
+// SIGTERM ends the server (the default action), even when started from a thread that blocks it.
+System.unblockTerminationSignals()
 
 // The main thread only waits: an async main parks it in libdispatch's sigsuspend, which
 // valgrind 3.19 (Debian 12) cannot follow, and scripts/bench-instructions runs this server

@@ -1,14 +1,10 @@
 // `pitlane-interop-server --port=PORT`: grpc.testing.TestService for gRPC's interop tests.
 import Glibc
+import PitlaneHTTP2
 import PitlaneInterop
 
-// SIGTERM ends the server (the default action). Started from a thread that blocks it (a test
-// runner's), the process inherits the mask and would ignore it until killed: unblock it first.
-var terminationSignals = sigset_t()
-sigemptyset(&terminationSignals)
-sigaddset(&terminationSignals, SIGTERM)
-sigaddset(&terminationSignals, SIGINT)
-pthread_sigmask(SIG_UNBLOCK, &terminationSignals, nil)
+// SIGTERM ends the server (the default action), even when started from a thread that blocks it.
+System.unblockTerminationSignals()
 
 do {
     let options = try InteropServerOptions(arguments: Array(CommandLine.arguments.dropFirst()))

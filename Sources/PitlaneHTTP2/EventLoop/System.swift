@@ -1,7 +1,7 @@
 import CLinux
 import Glibc
 
-/// Facts about the machine that size thread pools.
+/// Facts about the machine that size thread pools, and the process's signal mask.
 public enum System {
     /// The number of processors this process may run on (at least 1): its CPU affinity mask
     /// (so `taskset -c 0` means 1), else `sysconf(_SC_NPROCESSORS_ONLN)`. The default thread
@@ -14,5 +14,16 @@ public enum System {
             if allowed > 0 { return allowed }
         }
         return max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+    }
+
+    /// Lets SIGINT and SIGTERM through to this thread (call it first thing, on the main thread).
+    /// A process started from a thread that blocks them (a test runner's thread pool, say)
+    /// inherits that mask, and would then ignore them until killed.
+    public static func unblockTerminationSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 }
