@@ -1,5 +1,8 @@
 // Pitlane's side of the protobuf codec benchmark; the C++ and Python drivers follow the same
 // contract: `--payload FILE --type Race|Catalog --seconds S`, one JSON line out.
+// `--count N --operation encode|decode` (this driver and the C++ one) runs exactly N operations
+// untimed instead, for instruction counts: run it under callgrind with two counts and compare
+// (Benchmarks/python/callgrind_per_call.py).
 import Foundation
 import PitlaneProtobuf
 
@@ -7,6 +10,8 @@ struct Options {
     var payload = ""
     var type = "Race"
     var seconds = 2.0
+    var count: Int?
+    var operation = "encode"
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -16,6 +21,8 @@ struct Options {
             case "--payload": payload = value
             case "--type": type = value
             case "--seconds": seconds = Double(value) ?? seconds
+            case "--count": count = Int(value)
+            case "--operation": operation = value
             default: fatalError("unknown flag \(flag)")
             }
         }
@@ -43,7 +50,21 @@ func measure(seconds: Double, batch: Int, _ body: () throws -> Int) rethrows -> 
     return Double(operations) / elapsed
 }
 
-func run<M: Message>(_ type: M.Type, payload: [UInt8], seconds: Double, batch: Int, count: (M) -> Int) throws {
+func run<M: Message>(_ type: M.Type, payload: [UInt8], options: Options, batch: Int, count: (M) -> Int) throws {
+    let seconds = options.seconds
+    if let operations = options.count {
+        let message = try M(serializedBytes: payload)
+        var sink = 0
+        for _ in 0..<operations {
+            switch options.operation {
+            case "decode": sink &+= count(try M(serializedBytes: payload))
+            case "encode": sink &+= try message.serializedBytes().count
+            default: fatalError("unknown operation \(options.operation)")
+            }
+        }
+        print(#"{"impl": "pitlane", "operation": "\#(options.operation)", "count": \#(operations), "sink": \#(sink)}"#)
+        return
+    }
     let decodeRate = try measure(seconds: seconds, batch: batch) {
         count(try M(serializedBytes: payload))
     }
@@ -57,7 +78,7 @@ func run<M: Message>(_ type: M.Type, payload: [UInt8], seconds: Double, batch: I
 let options = Options(CommandLine.arguments)
 let payload = [UInt8](try Data(contentsOf: URL(filePath: options.payload)))
 switch options.type {
-case "Race": try run(Pitlane_Bench_Race.self, payload: payload, seconds: options.seconds, batch: 1000) { $0.drivers.count }
-case "Catalog": try run(Pitlane_Bench_Catalog.self, payload: payload, seconds: options.seconds, batch: 10) { $0.entries.count }
+case "Race": try run(Pitlane_Bench_Race.self, payload: payload, options: options, batch: 1000) { $0.drivers.count }
+case "Catalog": try run(Pitlane_Bench_Catalog.self, payload: payload, options: options, batch: 10) { $0.entries.count }
 default: fatalError("unknown type \(options.type)")
 }

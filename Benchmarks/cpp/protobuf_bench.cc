@@ -2,6 +2,8 @@
 //
 // Usage: protobuf_bench --payload FILE --type Race|Catalog --seconds S
 // Prints one JSON line: impl, type, bytes, decode_per_s, encode_per_s.
+// With --count N --operation encode|decode instead of --seconds: exactly N operations, untimed,
+// for instruction counts under callgrind.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,7 +48,8 @@ size_t touch(const pitlane::bench::Race& race) { return race.drivers_size(); }
 size_t touch(const pitlane::bench::Catalog& catalog) { return catalog.entries_size(); }
 
 template <typename Message>
-void run(const char* type, const std::string& payload, double seconds, int batch) {
+void run(const char* type, const std::string& payload, double seconds, int batch, long count,
+         const std::string& operation) {
   const auto decode = [&payload] {
     Message message;  // fresh per operation, as a typical caller would
     if (!message.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
@@ -65,6 +68,18 @@ void run(const char* type, const std::string& payload, double seconds, int batch
     return out.size();
   };
 
+  if (count > 0) {
+    size_t total = 0;
+    for (long i = 0; i < count; ++i) {
+      if (operation == "decode") total += decode();
+      else if (operation == "encode") total += encode();
+      else fail("unknown operation " + operation);
+    }
+    std::printf("{\"impl\": \"cpp\", \"operation\": \"%s\", \"count\": %ld, \"sink\": %zu}\n",
+                operation.c_str(), count, total);
+    return;
+  }
+
   rate(decode, batch, kWarmupSeconds);
   const double decode_per_s = rate(decode, batch, seconds);
   rate(encode, batch, kWarmupSeconds);
@@ -79,17 +94,20 @@ void run(const char* type, const std::string& payload, double seconds, int batch
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string path, type;
+  std::string path, type, operation = "encode";
   double seconds = 0;
+  long count = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--payload") path = argv[i + 1];
     else if (flag == "--type") type = argv[i + 1];
     else if (flag == "--seconds") seconds = std::atof(argv[i + 1]);
+    else if (flag == "--count") count = std::atol(argv[i + 1]);
+    else if (flag == "--operation") operation = argv[i + 1];
     else fail("unknown flag " + flag);
   }
-  if (argc % 2 == 0 || path.empty() || type.empty() || seconds <= 0) {
-    fail("usage: protobuf_bench --payload FILE --type Race|Catalog --seconds S");
+  if (argc % 2 == 0 || path.empty() || type.empty() || (seconds <= 0 && count <= 0)) {
+    fail("usage: protobuf_bench --payload FILE --type Race|Catalog --seconds S | --count N --operation encode|decode");
   }
 
   std::ifstream file(path, std::ios::binary);
@@ -97,8 +115,8 @@ int main(int argc, char** argv) {
   const std::string payload{std::istreambuf_iterator<char>(file), {}};
 
   // Batches of about a millisecond keep clock reads out of the measurement.
-  if (type == "Race") run<pitlane::bench::Race>("Race", payload, seconds, 1000);
-  else if (type == "Catalog") run<pitlane::bench::Catalog>("Catalog", payload, seconds, 10);
+  if (type == "Race") run<pitlane::bench::Race>("Race", payload, seconds, 1000, count, operation);
+  else if (type == "Catalog") run<pitlane::bench::Catalog>("Catalog", payload, seconds, 10, count, operation);
   else fail("unknown type " + type);
   return 0;
 }

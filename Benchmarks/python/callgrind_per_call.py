@@ -11,7 +11,7 @@ import sys
 
 def self_costs(path):
     """Self instructions by function, from callgrind_annotate."""
-    output = subprocess.run(["callgrind_annotate", "--inclusive=no", "--tree=none", "--threshold=100", path],
+    output = subprocess.run(["callgrind_annotate", "--inclusive=no", "--tree=none", "--auto=no", "--threshold=100", path],
                             capture_output=True, text=True, check=True).stdout
     costs = {}
     for line in output.splitlines():

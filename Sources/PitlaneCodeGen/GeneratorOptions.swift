@@ -28,6 +28,11 @@ public struct GeneratorOptions: Sendable {
     public var servers = true
     /// Write `import PitlaneProtobuf`; false when generating into the runtime itself.
     public var importRuntime = true
+    /// Make the binary encoding methods (`encodeFields`, `encodedSize`) `@inlinable`, for
+    /// public types in a library, such as the runtime's well-known types: a message that holds
+    /// one is then encoded without calls the optimizer cannot see into, which would make it
+    /// copy every element of a repeated field it encodes. Needs `Visibility=Public`. Default false.
+    public var inlinableCodec = false
 
     public init() {}
 
@@ -59,8 +64,12 @@ public struct GeneratorOptions: Sendable {
             case "clients": clients = try flag()
             case "servers": servers = try flag()
             case "importruntime": importRuntime = try flag()
+            case "inlinablecodec": inlinableCodec = try flag()
             default: throw GeneratorError("unknown option \(key)")
             }
+        }
+        if inlinableCodec && visibility != .public {
+            throw GeneratorError("InlinableCodec needs Visibility=Public")
         }
     }
 

@@ -55,8 +55,14 @@ public struct ProtoStringKey: Hashable, Sendable, ExpressibleByStringLiteral, Cu
     @inlinable
     public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
         if let invalidUTF8 { return try invalidUTF8.withUnsafeBufferPointer(body) }
+        // Borrowed in place; see ProtoWriter.writeNonContiguousUTF8 for why not `withUTF8`.
+        if let result = try storedString.utf8.withContiguousStorageIfAvailable(body) { return result }
+        #if canImport(Darwin)
         var string = storedString
         return try string.withUTF8(body)
+        #else
+        preconditionFailure("a String on Linux always has contiguous UTF-8")
+        #endif
     }
 
     /// How many bytes the key is written as.

@@ -5,6 +5,9 @@ struct MessageGenerator {
     let options: GeneratorOptions
 
     var access: String { options.accessPrefix }
+    /// `@inlinable ` on the binary encoding methods when asked for (messages without
+    /// out-of-line storage), otherwise nothing.
+    var inlinable: String { options.inlinableCodec && !usesStorage ? "@inlinable " : "" }
     var runtime: String { FieldInfo.runtime }
 
     /// Messages with more fields than this keep them in a copy-on-write class, so copying a
@@ -76,8 +79,9 @@ struct MessageGenerator {
                 writeStorage(to: &out)
             } else if message.fields.contains(where: \.hasPresence) {
                 out.line()
+                let storageAccess = inlinable.isEmpty ? "private" : "@usableFromInline"
                 for field in message.fields where field.hasPresence {
-                    out.line("private var \(field.storageName): \(field.storageType) = nil")
+                    out.line("\(storageAccess) var \(field.storageName): \(field.storageType) = nil")
                 }
             }
         }
@@ -298,7 +302,7 @@ struct MessageGenerator {
 
     /// Fields are written last to first: the writer fills its buffer from the end.
     private func writeEncode(to out: inout CodeWriter) {
-        out.block("\(access)func encodeFields(to writer: inout \(runtime)ProtoWriter) {") { out in
+        out.block("\(inlinable)\(access)func encodeFields(to writer: inout \(runtime)ProtoWriter) {") { out in
             storagePrologue(mutating: false, to: &out)
             out.line("writer.writeUnknownFields(self.unknownFields)")
             for field in message.fields.reversed() {
@@ -347,7 +351,7 @@ struct MessageGenerator {
     }
 
     private func writeSize(to out: inout CodeWriter) {
-        out.block("\(access)func encodedSize() -> Int {") { out in
+        out.block("\(inlinable)\(access)func encodedSize() -> Int {") { out in
             guard !message.fields.isEmpty else {
                 out.line("self.unknownFields.encodedSize")
                 return

@@ -47,7 +47,9 @@ public struct ProtoWriter {
         }
     }
 
-    @usableFromInline
+    // Inlinable (though kept out of line): a call the optimizer cannot see into would make it
+    // copy every message element it encodes from an array, in case the call wrote to it.
+    @inlinable @inline(never)
     mutating func writeLongVarint(_ value: UInt64) {
         let count = ProtoSize.varint(value)
         var pointer = claim(count)
@@ -82,11 +84,31 @@ public struct ProtoWriter {
     }
 
     /// Writes a string's UTF-8 bytes and their length prefix.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func writeString(_ value: String) {
-        var value = value
-        value.withUTF8 { writeRawBytes(UnsafeRawBufferPointer($0)) }
-        writeVarint(UInt64(value.utf8.count))
+        let count = value.utf8.withContiguousStorageIfAvailable { bytes in
+            writeRawBytes(UnsafeRawBufferPointer(bytes))
+            return bytes.count
+        } ?? writeNonContiguousUTF8(value)
+        writeVarint(UInt64(count))
+    }
+
+    /// `writeString` for a string without contiguous UTF-8: a bridged `NSString` on Apple
+    /// platforms. On Linux every `String` (native, small or shared) has contiguous UTF-8, and
+    /// this path must stay free of copies and releases: a call the optimizer sees might
+    /// release would make it copy every message it encodes out of a repeated field, in case
+    /// the release ran a deinit that changed it (a retain and release per reference field).
+    @inlinable @inline(never)
+    mutating func writeNonContiguousUTF8(_ value: String) -> Int {
+        #if canImport(Darwin)
+        var copy = value
+        return copy.withUTF8 { bytes in
+            writeRawBytes(UnsafeRawBufferPointer(bytes))
+            return bytes.count
+        }
+        #else
+        preconditionFailure("a String on Linux always has contiguous UTF-8")
+        #endif
     }
 
     /// Writes bytes and their length prefix.
@@ -108,11 +130,15 @@ public struct ProtoWriter {
     /// Writes each element as its own field (`EXPANDED` encoding, and strings, bytes, messages).
     @inlinable
     public mutating func writeRepeated<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
-        var index = values.count
-        while index > 0 {
-            index -= 1
-            C.write(values[index], to: &self)
-            writeTag(tag)
+        // Elements are borrowed through the buffer: Array's subscript would copy each one
+        // (a retain and release of every reference a message element holds).
+        values.withUnsafeBufferPointer { elements in
+            var index = elements.count
+            while index > 0 {
+                index -= 1
+                C.write(elements[index], to: &self)
+                writeTag(tag)
+            }
         }
     }
 
@@ -121,10 +147,12 @@ public struct ProtoWriter {
     public mutating func writePacked<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
         guard !values.isEmpty else { return }
         let mark = bytesWritten
-        var index = values.count
-        while index > 0 {
-            index -= 1
-            C.write(values[index], to: &self)
+        values.withUnsafeBufferPointer { elements in
+            var index = elements.count
+            while index > 0 {
+                index -= 1
+                C.write(elements[index], to: &self)
+            }
         }
         writeVarint(UInt64(bytesWritten - mark))
         writeTag(tag)

@@ -24,13 +24,13 @@ public struct Google_Protobuf_Any: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoBytes.self, self.value, tag: 18) }
         if !self.typeURL.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.typeURL, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.typeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.typeURL) }
         if !self.value.isEmpty { size += 1 + PitlaneProtobuf.ProtoBytes.size(of: self.value) }

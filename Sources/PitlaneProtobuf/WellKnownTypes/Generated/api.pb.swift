@@ -55,7 +55,7 @@ public struct Google_Protobuf_Api: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 66) }
         if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 56) }
@@ -67,7 +67,7 @@ public struct Google_Protobuf_Api: PitlaneProtobuf.Message {
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Method>.self, self.methods, tagSize: 1)
@@ -185,7 +185,7 @@ public struct Google_Protobuf_Api: PitlaneProtobuf.Message {
         return true
     }
 
-    private var _sourceContext: Google_Protobuf_SourceContext? = nil
+    @usableFromInline var _sourceContext: Google_Protobuf_SourceContext? = nil
 }
 
 public struct Google_Protobuf_Method: PitlaneProtobuf.Message {
@@ -236,7 +236,7 @@ public struct Google_Protobuf_Method: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 66) }
         if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 56) }
@@ -248,7 +248,7 @@ public struct Google_Protobuf_Method: PitlaneProtobuf.Message {
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         if !self.requestTypeURL.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.requestTypeURL) }
@@ -405,13 +405,13 @@ public struct Google_Protobuf_Mixin: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.root.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.root, tag: 18) }
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         if !self.root.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.root) }

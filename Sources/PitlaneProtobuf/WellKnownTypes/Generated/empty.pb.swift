@@ -16,11 +16,11 @@ public struct Google_Protobuf_Empty: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         self.unknownFields.encodedSize
     }
 

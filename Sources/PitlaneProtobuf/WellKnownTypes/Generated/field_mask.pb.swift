@@ -20,12 +20,12 @@ public struct Google_Protobuf_FieldMask: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         writer.writeRepeated(PitlaneProtobuf.ProtoString.self, self.paths, tag: 10)
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoString.self, self.paths, tagSize: 1)
         return size

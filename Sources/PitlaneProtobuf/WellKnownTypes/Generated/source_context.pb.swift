@@ -20,12 +20,12 @@ public struct Google_Protobuf_SourceContext: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.fileName.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.fileName, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.fileName.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.fileName) }
         return size

@@ -58,12 +58,12 @@ public struct Google_Protobuf_Struct: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         writer.writeMap(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tag: 10)
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         size += PitlaneProtobuf.ProtoSize.map(PitlaneProtobuf.ProtoStringKeyCodec.self, PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.fields, tagSize: 1)
         return size
@@ -173,7 +173,7 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if case .listValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_ListValue>.self, value, tag: 50) }
         if case .structValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Struct>.self, value, tag: 42) }
@@ -183,7 +183,7 @@ public struct Google_Protobuf_Value: PitlaneProtobuf.Message {
         if case .nullValue(let value)? = self.kind { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.self, value, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         switch self.kind {
         case .nullValue(let value)?: size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_NullValue>.size(of: value)
@@ -320,12 +320,12 @@ public struct Google_Protobuf_ListValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values, tag: 10)
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Value>.self, self.values, tagSize: 1)
         return size

@@ -24,13 +24,13 @@ public struct Google_Protobuf_Timestamp: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.nanos != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.nanos, tag: 16) }
         if self.seconds != 0 { writer.writeField(PitlaneProtobuf.ProtoInt64.self, self.seconds, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.seconds != 0 { size += 1 + PitlaneProtobuf.ProtoInt64.size(of: self.seconds) }
         if self.nanos != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.nanos) }

@@ -99,7 +99,7 @@ public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 58) }
         if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 48) }
@@ -110,7 +110,7 @@ public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Field>.self, self.fields, tagSize: 1)
@@ -214,7 +214,7 @@ public struct Google_Protobuf_Type: PitlaneProtobuf.Message {
         return true
     }
 
-    private var _sourceContext: Google_Protobuf_SourceContext? = nil
+    @usableFromInline var _sourceContext: Google_Protobuf_SourceContext? = nil
 }
 
 public struct Google_Protobuf_Field: PitlaneProtobuf.Message {
@@ -454,7 +454,7 @@ public struct Google_Protobuf_Field: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.defaultValue.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.defaultValue, tag: 90) }
         if !self.jsonName.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.jsonName, tag: 82) }
@@ -468,7 +468,7 @@ public struct Google_Protobuf_Field: PitlaneProtobuf.Message {
         if self.kind.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.self, self.kind, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.kind.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Kind>.size(of: self.kind) }
         if self.cardinality.rawValue != 0 { size += 1 + PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Field.Cardinality>.size(of: self.cardinality) }
@@ -676,7 +676,7 @@ public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.edition.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.edition, tag: 50) }
         if self.syntax.rawValue != 0 { writer.writeField(PitlaneProtobuf.ProtoEnumCodec<Google_Protobuf_Syntax>.self, self.syntax, tag: 40) }
@@ -686,7 +686,7 @@ public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         size += PitlaneProtobuf.ProtoSize.repeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_EnumValue>.self, self.enumvalue, tagSize: 1)
@@ -783,7 +783,7 @@ public struct Google_Protobuf_Enum: PitlaneProtobuf.Message {
         return true
     }
 
-    private var _sourceContext: Google_Protobuf_SourceContext? = nil
+    @usableFromInline var _sourceContext: Google_Protobuf_SourceContext? = nil
 }
 
 public struct Google_Protobuf_EnumValue: PitlaneProtobuf.Message {
@@ -814,14 +814,14 @@ public struct Google_Protobuf_EnumValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         writer.writeRepeated(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Option>.self, self.options, tag: 26)
         if self.number != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.number, tag: 16) }
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         if self.number != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.number) }
@@ -915,13 +915,13 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if let value = self._value { writer.writeField(PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.self, value, tag: 18) }
         if !self.name.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.name, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.name.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.name) }
         if let value = self._value { size += 1 + PitlaneProtobuf.ProtoMessageCodec<Google_Protobuf_Any>.size(of: value) }
@@ -976,6 +976,6 @@ public struct Google_Protobuf_Option: PitlaneProtobuf.Message {
         return true
     }
 
-    private var _value: Google_Protobuf_Any? = nil
+    @usableFromInline var _value: Google_Protobuf_Any? = nil
 }
 

@@ -20,12 +20,12 @@ public struct Google_Protobuf_DoubleValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value.bitPattern != 0 { writer.writeField(PitlaneProtobuf.ProtoDouble.self, self.value, tag: 9) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value.bitPattern != 0 { size += 1 + PitlaneProtobuf.ProtoDouble.size(of: self.value) }
         return size
@@ -87,12 +87,12 @@ public struct Google_Protobuf_FloatValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value.bitPattern != 0 { writer.writeField(PitlaneProtobuf.ProtoFloat.self, self.value, tag: 13) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value.bitPattern != 0 { size += 1 + PitlaneProtobuf.ProtoFloat.size(of: self.value) }
         return size
@@ -154,12 +154,12 @@ public struct Google_Protobuf_Int64Value: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoInt64.self, self.value, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoInt64.size(of: self.value) }
         return size
@@ -221,12 +221,12 @@ public struct Google_Protobuf_UInt64Value: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoUInt64.self, self.value, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoUInt64.size(of: self.value) }
         return size
@@ -288,12 +288,12 @@ public struct Google_Protobuf_Int32Value: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoInt32.self, self.value, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoInt32.size(of: self.value) }
         return size
@@ -355,12 +355,12 @@ public struct Google_Protobuf_UInt32Value: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value != 0 { writer.writeField(PitlaneProtobuf.ProtoUInt32.self, self.value, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value != 0 { size += 1 + PitlaneProtobuf.ProtoUInt32.size(of: self.value) }
         return size
@@ -422,12 +422,12 @@ public struct Google_Protobuf_BoolValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if self.value { writer.writeField(PitlaneProtobuf.ProtoBool.self, self.value, tag: 8) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if self.value { size += 1 + PitlaneProtobuf.ProtoBool.size(of: self.value) }
         return size
@@ -489,12 +489,12 @@ public struct Google_Protobuf_StringValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoString.self, self.value, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.value.isEmpty { size += 1 + PitlaneProtobuf.ProtoString.size(of: self.value) }
         return size
@@ -556,12 +556,12 @@ public struct Google_Protobuf_BytesValue: PitlaneProtobuf.Message {
         }
     }
 
-    public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
+    @inlinable public func encodeFields(to writer: inout PitlaneProtobuf.ProtoWriter) {
         writer.writeUnknownFields(self.unknownFields)
         if !self.value.isEmpty { writer.writeField(PitlaneProtobuf.ProtoBytes.self, self.value, tag: 10) }
     }
 
-    public func encodedSize() -> Int {
+    @inlinable public func encodedSize() -> Int {
         var size = self.unknownFields.encodedSize
         if !self.value.isEmpty { size += 1 + PitlaneProtobuf.ProtoBytes.size(of: self.value) }
         return size
