@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Prints benchmark JSON lines (stdin) as a table with ratios to the C++ peer.
 
-  report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}
+  report.py protobuf   lines: {"impl", "type", "bytes", "decode_per_s", "encode_per_s"}, and from
+                       scripts/bench-protobuf-instructions {"impl", "type", "operation", "instructions"}
   report.py grpc       lines from scripts/bench-grpc: h2load's {"impl", "case", "rps", "p50_us",
                        "p99_us", "mean_latency", "failed"}; the stream clients' {"impl",
                        "client", "case", "bytes", "per_s", "p50_us", "p99_us"}; {"case": "rss"},
@@ -18,7 +19,8 @@ import sys
 
 
 def protobuf(rows):
-    by_key = {(row["impl"], row["type"]): row for row in rows}
+    counted = [row for row in rows if "operation" in row]
+    by_key = {(row["impl"], row["type"]): row for row in rows if "operation" not in row}
     print(f"{'message':<9} {'bytes':>7} {'impl':<8} {'decode/s':>12} {'MB/s':>8} {'encode/s':>12} {'MB/s':>8} {'decode ×C++':>12} {'encode ×C++':>12}")
     for message in ("Race", "Catalog"):
         cpp = by_key.get(("cpp", message))
@@ -32,6 +34,24 @@ def protobuf(rows):
             ratio_encode = f"{encode / cpp['encode_per_s']:.2f}" if cpp else "-"
             print(f"{message:<9} {size:>7} {impl:<8} {decode:>12,.0f} {decode * size / 1e6:>8.1f} "
                   f"{encode:>12,.0f} {encode * size / 1e6:>8.1f} {ratio_decode:>12} {ratio_encode:>12}")
+    for message in ("Race", "Catalog"):
+        ours, cpp = by_key.get(("pitlane", message)), by_key.get(("cpp", message))
+        if ours and cpp:
+            for operation in ("encode", "decode"):
+                ratio = ours[f"{operation}_per_s"] / cpp[f"{operation}_per_s"]
+                print(f"{operation} {message}: {ratio:.2f}x C++'s rate {'met' if ratio >= 1.0 else 'SHORT'} (target ≥ 1.0)")
+    if counted:
+        # Instructions repeat from run to run where rates on a shared machine do not.
+        instructions = {(row["impl"], row["type"], row["operation"]): row["instructions"] for row in counted}
+        print(f"{'instructions per operation (callgrind)':<40} {'pitlane':>12} {'cpp':>12} {'C++/pitlane':>12}")
+        for message in ("Race", "Catalog"):
+            for operation in ("encode", "decode"):
+                ours, cpp = instructions.get(("pitlane", message, operation)), instructions.get(("cpp", message, operation))
+                if ours is None or cpp is None:
+                    continue
+                ratio = cpp / ours
+                print(f"{operation + ' ' + message:<40} {ours:>12,} {cpp:>12,} {ratio:>12.2f} "
+                      f"{'met' if ratio >= 1.0 else 'SHORT'} (target ≥ 1.0: no more instructions than C++)")
 
 
 def grpc(rows):
