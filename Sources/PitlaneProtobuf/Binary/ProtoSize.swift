@@ -24,25 +24,23 @@ public enum ProtoSize {
     @inlinable
     public static func repeated<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tagSize: Int) -> Int {
         if let width = C.fixedWidth { return values.count * (tagSize + width) }
-        return values.count * tagSize + payloadSize(C.self, values)
+        var total = values.count * tagSize
+        for value in values { total += C.size(of: value) }
+        return total
     }
 
     /// Bytes a packed repeated field takes; 0 when empty.
     @inlinable
     public static func packed<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tagSize: Int) -> Int {
         guard !values.isEmpty else { return 0 }
-        let payload = if let width = C.fixedWidth { values.count * width } else { payloadSize(C.self, values) }
-        return tagSize + lengthDelimited(payload)
-    }
-
-    /// The elements' sizes added up, each borrowed in place (Array's iterator copies elements).
-    @inlinable
-    static func payloadSize<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value]) -> Int {
-        values.withUnsafeBufferPointer { elements in
-            var total = 0
-            for index in elements.indices { total += C.size(of: elements[index]) }
-            return total
+        var payload: Int
+        if let width = C.fixedWidth {
+            payload = values.count * width
+        } else {
+            payload = 0
+            for value in values { payload += C.size(of: value) }
         }
+        return tagSize + lengthDelimited(payload)
     }
 
     /// Bytes a map field takes, each entry a length-delimited message with key and value.

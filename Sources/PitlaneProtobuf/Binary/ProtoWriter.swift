@@ -47,9 +47,7 @@ public struct ProtoWriter {
         }
     }
 
-    // Inlinable (though kept out of line): a call the optimizer cannot see into would make it
-    // copy every message element it encodes from an array, in case the call wrote to it.
-    @inlinable @inline(never)
+    @usableFromInline
     mutating func writeLongVarint(_ value: UInt64) {
         let count = ProtoSize.varint(value)
         var pointer = claim(count)
@@ -130,15 +128,11 @@ public struct ProtoWriter {
     /// Writes each element as its own field (`EXPANDED` encoding, and strings, bytes, messages).
     @inlinable
     public mutating func writeRepeated<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
-        // Elements are borrowed through the buffer: Array's subscript would copy each one
-        // (a retain and release of every reference a message element holds).
-        values.withUnsafeBufferPointer { elements in
-            var index = elements.count
-            while index > 0 {
-                index -= 1
-                C.write(elements[index], to: &self)
-                writeTag(tag)
-            }
+        var index = values.count
+        while index > 0 {
+            index -= 1
+            C.write(values[index], to: &self)
+            writeTag(tag)
         }
     }
 
@@ -147,12 +141,10 @@ public struct ProtoWriter {
     public mutating func writePacked<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
         guard !values.isEmpty else { return }
         let mark = bytesWritten
-        values.withUnsafeBufferPointer { elements in
-            var index = elements.count
-            while index > 0 {
-                index -= 1
-                C.write(elements[index], to: &self)
-            }
+        var index = values.count
+        while index > 0 {
+            index -= 1
+            C.write(values[index], to: &self)
         }
         writeVarint(UInt64(bytesWritten - mark))
         writeTag(tag)
