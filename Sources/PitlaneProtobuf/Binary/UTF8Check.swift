@@ -19,15 +19,18 @@ public enum UTF8Check {
     public static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let base = bytes.baseAddress else { return true }
         let raw = UnsafeRawPointer(base)
+        let count = bytes.count
+        let highBits: UInt64 = 0x8080_8080_8080_8080
+        guard count >= 8 else {
+            for index in 0..<count where base[index] >= 0x80 { return false }
+            return true
+        }
         var index = 0
-        while index + 8 <= bytes.count {
-            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return false }
+        while index + 8 <= count {
+            if raw.loadUnaligned(fromByteOffset: index, as: UInt64.self) & highBits != 0 { return false }
             index += 8
         }
-        while index < bytes.count {
-            if base[index] >= 0x80 { return false }
-            index += 1
-        }
-        return true
+        // The last eight bytes, overlapping what was checked, instead of a byte-by-byte tail.
+        return raw.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) & highBits == 0
     }
 }
