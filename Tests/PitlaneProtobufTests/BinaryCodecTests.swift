@@ -129,6 +129,28 @@ struct BinaryCodecTests {
         #expect(try encoded(AllTypes.with { $0.repeatedInt32 = [1, 150, -1] }) == packed)
     }
 
+    @Test("Long packed runs of varints of every width round-trip (the decoder counts them to size the array)")
+    func longPackedRuns() throws {
+        let widths: [Int32] = [0, 1, 127, 128, 300, 16_384, 2_097_152, -1, .max, .min]
+        for count in [1, 7, 8, 9, 15, 16, 17, 100] {
+            let values = (0..<count).map { widths[$0 % widths.count] }
+            let message = AllTypes.with { $0.repeatedInt32 = values }
+            #expect(try AllTypes(serializedBytes: message.serializedBytes()).repeatedInt32 == values)
+        }
+    }
+
+    @Test("UTF8Check.isASCII agrees with a byte-by-byte check at every length and position")
+    func asciiCheck() {
+        for count in 0...24 {
+            for position in -1..<count {
+                var bytes = [UInt8](repeating: 0x41, count: count)
+                if position >= 0 { bytes[position] = 0xC3 }
+                let expected = bytes.allSatisfy { $0 < 0x80 }
+                #expect(bytes.withUnsafeBufferPointer(UTF8Check.isASCII) == expected, "\(count) bytes, 0xC3 at \(position)")
+            }
+        }
+    }
+
     @Test("Packed and unpacked runs of one field in one message append in wire order")
     func mixedPackedAndUnpacked() throws {
         let message = try decode(AllTypes.self, "f8 01 07  fa 01 02 08 09  f8 01 0a")
