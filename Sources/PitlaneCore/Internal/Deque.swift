@@ -65,7 +65,13 @@ package struct Deque<Element> {
 
     /// Doubles the ring buffer (or allocates it, moving the lone element in).
     @inlinable mutating func grow() {
-        var grown = [Element?](repeating: nil, count: max(4, storage.count * 2))
+        // reserveCapacity and append are specialized for Element here; Array(repeating:count:)
+        // allocates through the standard library's generic code, which looks up the array's
+        // type metadata (about 700 instructions per ring buffer).
+        let capacity = max(4, storage.count * 2)
+        var grown: [Element?] = []
+        grown.reserveCapacity(capacity)
+        for _ in 0..<capacity { grown.append(nil) }
         if storage.isEmpty {
             grown[0] = lone
             lone = nil

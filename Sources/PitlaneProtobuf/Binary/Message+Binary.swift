@@ -31,12 +31,13 @@ extension Message {
     public func serializedBytes(partial: Bool = false, options: EncodingOptions = .init()) throws -> [UInt8] {
         guard partial || isInitialized else { throw ProtobufEncodingError(messageName: Self.protoMessageName) }
         let size = encodedSize()
-        return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-            var writer = ProtoWriter(filling: UnsafeMutableRawBufferPointer(buffer), deterministic: options.deterministic)
+        var bytes = EncodingBuffer.bytes(count: size)
+        bytes.withUnsafeMutableBytes { buffer in
+            var writer = ProtoWriter(filling: buffer, deterministic: options.deterministic)
             encodeFields(to: &writer)
             precondition(writer.bytesFree == 0, "ProtoWriter: encodedSize() was larger than what was written")
-            count = size
         }
+        return bytes
     }
 
     /// Encodes the message at the end of `buffer`, which must hold exactly `encodedSize()` bytes,
@@ -95,4 +96,28 @@ extension Message {
             throw failure
         }
     }
+}
+
+/// Byte arrays for encoded messages.
+@usableFromInline
+enum EncodingBuffer {
+    /// `count` bytes to be overwritten. `[UInt8](unsafeUninitializedCapacity:)` allocates
+    /// through the standard library's generic code, which looks up the array's type metadata
+    /// (about 650 instructions, more than encoding a small message); `reserveCapacity` is
+    /// specialized, and zeros are copied in from a page of them. Larger arrays take the generic
+    /// path, whose cost no longer matters beside their encoding.
+    @inlinable
+    static func bytes(count: Int) -> [UInt8] {
+        guard count <= zeros.count else {
+            return [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        zeros.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0.prefix(count))) }
+        return bytes
+    }
+
+    /// 4 KiB of zeros, the source of `bytes(count:)`'s small arrays.
+    @usableFromInline
+    static let zeros = [UInt8](repeating: 0, count: 4096)
 }
