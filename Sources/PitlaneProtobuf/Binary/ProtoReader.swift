@@ -221,12 +221,12 @@ public struct ProtoReader {
             return
         }
         let length = try readLength()
+        // Sized once per run rather than grown by doubling (a run of 16 varints took five allocations).
         if let width = C.fixedWidth {
             guard length % width == 0 else { throw error(.invalidPackedLength(length)) }
-            values.reserveCapacity(values.count + length / width)
+            Self.reserve(length / width, more: &values)
         } else {
-            // Sized once rather than grown by doubling (a run of 16 took five allocations).
-            values.reserveCapacity(values.count + Self.varintCount(UnsafeRawBufferPointer(start: cursor, count: length)))
+            Self.reserve(Self.varintCount(UnsafeRawBufferPointer(start: cursor, count: length)), more: &values)
         }
         let outerLimit = limit
         limit = cursor + length
@@ -234,6 +234,16 @@ public struct ProtoReader {
             values.append(try C.read(from: &self))
         }
         limit = outerLimit
+    }
+
+    /// Room for `count` more elements. At least doubling when it grows: `reserveCapacity` alone
+    /// allocates exactly what it is asked for, so a message of many small packed runs of one
+    /// field would copy the array once per run (quadratic time for a hostile message).
+    @inlinable
+    static func reserve<Element>(_ count: Int, more values: inout [Element]) {
+        let needed = values.count + count
+        guard needed > values.capacity else { return }
+        values.reserveCapacity(Swift.max(needed, 2 * values.capacity))
     }
 
     /// How many varints `bytes` holds: every varint ends in its one byte below 0x80. At most
