@@ -51,25 +51,22 @@ func measure(seconds: Double, batch: Int, _ body: () throws -> Int) rethrows -> 
 }
 
 func run<M: Message>(_ type: M.Type, payload: [UInt8], options: Options, batch: Int, count: (M) -> Int) throws {
-    let seconds = options.seconds
+    let message = try M(serializedBytes: payload)
     if let operations = options.count {
-        let message = try M(serializedBytes: payload)
+        // The operation is chosen once: a string comparison per operation would be counted too.
+        guard ["decode", "encode"].contains(options.operation) else { fatalError("unknown operation \(options.operation)") }
+        let decoding = options.operation == "decode"
         var sink = 0
         for _ in 0..<operations {
-            switch options.operation {
-            case "decode": sink &+= count(try M(serializedBytes: payload))
-            case "encode": sink &+= try message.serializedBytes().count
-            default: fatalError("unknown operation \(options.operation)")
-            }
+            sink &+= decoding ? count(try M(serializedBytes: payload)) : try message.serializedBytes().count
         }
         print(#"{"impl": "pitlane", "operation": "\#(options.operation)", "count": \#(operations), "sink": \#(sink)}"#)
         return
     }
-    let decodeRate = try measure(seconds: seconds, batch: batch) {
+    let decodeRate = try measure(seconds: options.seconds, batch: batch) {
         count(try M(serializedBytes: payload))
     }
-    let message = try M(serializedBytes: payload)
-    let encodeRate = try measure(seconds: seconds, batch: batch) {
+    let encodeRate = try measure(seconds: options.seconds, batch: batch) {
         try message.serializedBytes().count
     }
     print(#"{"impl": "pitlane", "type": "\#(M.protoMessageName.split(separator: ".").last!)", "bytes": \#(payload.count), "decode_per_s": \#(decodeRate), "encode_per_s": \#(encodeRate)}"#)

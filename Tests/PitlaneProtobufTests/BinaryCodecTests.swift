@@ -143,9 +143,9 @@ struct BinaryCodecTests {
     func manySmallPackedRuns() throws {
         let runs = 200_000
         // Field 31 (repeated int32) and 37 (repeated fixed32), each run a length prefix and one element.
-        let varints = [UInt8]([0xFA, 0x01, 0x01, 0x05]).repeated(runs)
-        let fixed = [UInt8]([0xAA, 0x02, 0x04, 0x07, 0x00, 0x00, 0x00]).repeated(runs)
-        let message = try AllTypes(serializedBytes: varints + fixed)
+        let varints = repeatElement([0xFA, 0x01, 0x01, 0x05] as [UInt8], count: runs).joined()
+        let fixed = repeatElement([0xAA, 0x02, 0x04, 0x07, 0x00, 0x00, 0x00] as [UInt8], count: runs).joined()
+        let message = try AllTypes(serializedBytes: Array(varints) + Array(fixed))
         #expect(message.repeatedInt32.count == runs && message.repeatedInt32.allSatisfy { $0 == 5 })
         #expect(message.repeatedFixed32.count == runs && message.repeatedFixed32.allSatisfy { $0 == 7 })
     }
@@ -644,15 +644,5 @@ struct BinaryCodecTests {
         let message = try decode(AllTypes.self, "f8 ff ff ff 0f 01")
         #expect(hex(message.unknownFields.bytes) == "f8 ff ff ff 0f 01")
         #expect(try encoded(message) == "f8 ff ff ff 0f 01")
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// The bytes `times` times over.
-    fileprivate func repeated(_ times: Int) -> [UInt8] {
-        var result: [UInt8] = []
-        result.reserveCapacity(count * times)
-        for _ in 0..<times { result.append(contentsOf: self) }
-        return result
     }
 }
