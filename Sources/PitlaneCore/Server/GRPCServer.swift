@@ -32,7 +32,12 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
         let router = self.router
         let settings = self.settings
         try await transport.listen { stream, transportContext in
-            await Self.handle(stream, transportContext, router: router, settings: settings)
+            // Routed first, then run: the routing's frame is gone while the handler runs.
+            let call = await Self.route(stream, transportContext, router: router, settings: settings)
+            guard let handler = call.handler else { return }
+            let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer,
+                                        deadline: transportContext.deadline, cancellation: transportContext.cancellation)
+            await handler.run(call.metadata, call.inbound, stream.outbound, context, settings, stream.wireCounts)
         }
     }
 
@@ -41,10 +46,13 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
         transport.beginGracefulShutdown()
     }
 
-    nonisolated(nonsending) private static func handle(
+    /// Reads the request's metadata and finds the method's handler; an RPC that no handler
+    /// serves is answered here, and no handler returned.
+    @inline(never)
+    nonisolated(nonsending) private static func route(
         _ stream: ServerRPCStream, _ transportContext: ServerTransportContext,
         router: RPCRouter, settings: ServerRPCSettings
-    ) async {
+    ) async -> RoutedCall {
         var iterator = stream.inbound.makeAsyncIterator()
         let metadata: Metadata
         do {
@@ -58,26 +66,27 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
                 ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")
                 : RPCError.from(error)
             await reject(stream, failure, observer: settings.observer, method: router.entry(for: stream.descriptor).map { _ in stream.descriptor })
-            return
+            return .answered
         }
-        let inbound: RPCAsyncSequence<RPCRequestPart, any Error> = .init(wrapping: IteratorSequence(iterator: iterator))
+        let inbound = RPCAsyncSequence(remainderOf: iterator)
         guard let entry = router.entry(for: stream.descriptor) else {
             let error = RPCError(code: .unimplemented, message: "method \(stream.descriptor) is not implemented")
-            return await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: nil)
+            await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: nil)
+            return .answered
         }
         guard let handler = entry.handlers[transportContext.codec] else {
             let error = RPCError(code: .unimplemented,
                                  message: "method \(stream.descriptor) has no \(transportContext.codec.rawValue) codec")
-            return await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: stream.descriptor)
+            await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: stream.descriptor)
+            return .answered
         }
         if transportContext.requiresNoSideEffects && entry.idempotency != .noSideEffects {
             let error = RPCError(code: .unimplemented,
                                  message: "method \(stream.descriptor) has side effects: call it with POST, not GET")
-            return await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: stream.descriptor)
+            await refuse(stream, metadata, inbound, transportContext, settings, error, observedMethod: stream.descriptor)
+            return .answered
         }
-        let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline,
-                                    cancellation: transportContext.cancellation)
-        await handler(metadata, inbound, stream.outbound, context, settings, stream.wireCounts)
+        return RoutedCall(handler: handler, metadata: metadata, inbound: inbound)
     }
 
     /// Ends an RPC with a trailers-only response.
@@ -90,4 +99,16 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
         try? await stream.outbound.write(.status(error.status, error.metadata))
         await stream.outbound.finish(throwing: nil)
     }
+}
+
+/// An RPC routed to its handler, and what the handler is called with. Not nested in the
+/// generic server: a generic type's values are allocated on the task at run time. Not
+/// optional: unwrapping would copy it into a second allocation on the task.
+private struct RoutedCall {
+    /// None when the RPC was answered without one.
+    let handler: RPCRouter.Handler?
+    let metadata: Metadata
+    let inbound: RPCAsyncSequence<RPCRequestPart, any Error>
+
+    static let answered = RoutedCall(handler: nil, metadata: [:], inbound: .elements([]))
 }

@@ -2,12 +2,16 @@ import PitlaneProtobuf
 
 /// Maps method paths to handlers; services register their methods into it.
 public struct RPCRouter: Sendable {
-    /// Runs one RPC on a stream whose request metadata has been read.
-    typealias Handler = nonisolated(nonsending) @Sendable (
-        _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
-        _ outbound: RPCWriter<RPCResponsePart>.Closable, _ context: ServerContext,
-        _ settings: ServerRPCSettings, _ wireCounts: (any MessageWireCounts)?
-    ) async -> Void
+    /// Runs one RPC on a stream whose request metadata has been read. The closure is kept in
+    /// a struct: stored in a dictionary as it is, it would be called through two thunks that
+    /// adapt its calling convention, each a frame more under the handler for the whole RPC.
+    struct Handler: Sendable {
+        let run: nonisolated(nonsending) @Sendable (
+            _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
+            _ outbound: RPCWriter<RPCResponsePart>.Closable, _ context: ServerContext,
+            _ settings: ServerRPCSettings, _ wireCounts: (any MessageWireCounts)?
+        ) async -> Void
+    }
 
     /// One method: its handler for each codec it can read and write, and whether it may be
     /// served over HTTP GET.
@@ -75,9 +79,9 @@ public struct RPCRouter: Sendable {
         let streaming = Self.handler(deserializer, serializer) { request, context in
             StreamingServerResponse(single: try await handler(ServerRequest(stream: request), context))
         }
-        return { metadata, inbound, outbound, context, settings, wireCounts in
+        return Handler { metadata, inbound, outbound, context, settings, wireCounts in
             guard settings.interceptors.isEmpty else {
-                return await streaming(metadata, inbound, outbound, context, settings, wireCounts)
+                return await streaming.run(metadata, inbound, outbound, context, settings, wireCounts)
             }
             await ServerRPCExecutor.runUnary(
                 metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
@@ -91,7 +95,7 @@ public struct RPCRouter: Sendable {
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) -> Handler {
-        { metadata, inbound, outbound, context, settings, wireCounts in
+        Handler { metadata, inbound, outbound, context, settings, wireCounts in
             await ServerRPCExecutor.run(
                 metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
                 wireCounts: wireCounts, observedMethod: context.descriptor,

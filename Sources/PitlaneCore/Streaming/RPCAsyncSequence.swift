@@ -4,31 +4,62 @@
 /// for try await request in requests { ... }
 /// ```
 public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
-    private let wrapped: any AsyncSequence<Element, Failure> & Sendable
+    /// Reads the next element of a source that keeps its own position (a stream).
+    package typealias Next = nonisolated(nonsending) @Sendable () async throws(Failure) -> Element?
+
+    private let wrapped: (any AsyncSequence<Element, Failure> & Sendable)?
+    /// The library's own streams are read through one closure call per element rather than an
+    /// existential iterator per level of wrapping: while a handler waits for a message, every
+    /// level keeps a frame on its task's allocator, and those frames are most of what an idle
+    /// stream costs.
+    private let nextElement: Next?
 
     /// Wraps any sendable async sequence.
     public init<Wrapped: AsyncSequence<Element, Failure> & Sendable>(wrapping sequence: Wrapped) {
         wrapped = sequence
+        nextElement = nil
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        private var iterator: any AsyncIteratorProtocol<Element, Failure>
+    /// The elements `next` returns, until it returns nil. Every iterator calls the same
+    /// closure: for sources read once, by one task, as every RPC stream is.
+    package init(next: @escaping Next) {
+        wrapped = nil
+        nextElement = next
+    }
 
-        init(_ iterator: any AsyncIteratorProtocol<Element, Failure>) {
+    /// The rest of a sequence whose iterator has read some of it.
+    package init(remainderOf iterator: AsyncIterator) {
+        if let next = iterator.nextElement {
+            self.init(next: next)
+        } else {
+            self.init(wrapping: IteratorSequence(iterator: iterator))
+        }
+    }
+
+    /// The closure that reads this sequence's elements, if it is read through one.
+    package var next: Next? { nextElement }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        private var iterator: (any AsyncIteratorProtocol<Element, Failure>)?
+        fileprivate let nextElement: Next?
+
+        fileprivate init(iterator: (any AsyncIteratorProtocol<Element, Failure>)?, nextElement: Next?) {
             self.iterator = iterator
+            self.nextElement = nextElement
         }
 
         public mutating func next() async throws(Failure) -> Element? {
-            try await iterator.next(isolation: nil)
+            try await next(isolation: nil)
         }
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
-            try await iterator.next(isolation: actor)
+            if let nextElement { return try await nextElement() }
+            return try await iterator!.next(isolation: actor)
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(wrapped.makeAsyncIterator())
+        AsyncIterator(iterator: wrapped?.makeAsyncIterator(), nextElement: nextElement)
     }
 }
 

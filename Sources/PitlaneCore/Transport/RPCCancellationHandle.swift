@@ -83,14 +83,27 @@ public final class RPCCancellationHandle: Sendable {
 
     /// ``run(_:)`` for a body with a result.
     nonisolated(nonsending) package func runReturning<T>(_ body: nonisolated(nonsending) () async -> T) async -> T {
+        enter()
+        let result = await body()
+        leave()
+        return result
+    }
+
+    /// ``run(_:)`` as two steps for a caller that cannot afford the closure: from `enter()`
+    /// to `leave()`, in the same task, `cancel()` cancels the calling task. A transport's
+    /// per-RPC task uses it so that no closure context and frame of `run` sit under the
+    /// handler for the whole RPC (they are most of what an idle stream costs).
+    package func enter() {
         withUnsafeCurrentTask { task in
             let running = task.map(RunningTask.init)
             runningTask.withLock { $0 = running }
         }
         if isCancelled { withUnsafeCurrentTask { $0?.cancel() } }
-        let result = await body()
-        // Cleared under the lock before the task can end, so `cancel()` never sees a stale task.
+    }
+
+    /// Ends what ``enter()`` began. Cleared under the lock before the task can end, so
+    /// `cancel()` never sees a stale task.
+    package func leave() {
         runningTask.withLock { $0 = nil }
-        return result
     }
 }

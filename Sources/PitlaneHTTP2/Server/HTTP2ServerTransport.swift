@@ -206,19 +206,33 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         await withTaskExecutorPreference(onLoops ? acceptor.loop : nil) {
             await withDiscardingTaskGroup { group in
                 while let work = await accepted.next() {
-                    group.addTask(executorPreference: onLoops ? work.loop : nil) {
-                        switch work {
-                        case .rpc(_, let stream, let context, let cancellation):
-                            await cancellation.run { await streamHandler(stream, context) }
-                        case .webSocket(let connection, let handler):
-                            let finished = (try? await handler(connection.webSocket)) != nil
-                            connection.loop.execute { connection.handlerEnded(failed: !finished) }
+                    switch work {
+                    case .rpc(let loop, let stream, let context, let cancellation):
+                        // Straight-line, and the stream captured as it is: whatever this task
+                        // holds while the RPC waits stays allocated for the whole RPC (an idle
+                        // stream is mostly this task's stack).
+                        group.addTask(executorPreference: onLoops ? loop : nil) {
+                            cancellation.enter()
+                            await streamHandler(stream, context)
+                            cancellation.leave()
+                        }
+                    case .webSocket(let connection, let handler):
+                        group.addTask(executorPreference: onLoops ? connection.loop : nil) {
+                            await Self.serve(connection, handler)
                         }
                     }
                 }
             }
         }
         loops.shutdownInBackground()
+    }
+
+    /// Runs a WebSocket connection's handler; apart so that its frame is not part of every
+    /// RPC's task.
+    @inline(never)
+    private static func serve(_ connection: WebSocketConnection, _ handler: WebSocketEndpoint.Handler) async {
+        let finished = (try? await handler(connection.webSocket)) != nil
+        connection.loop.execute { connection.handlerEnded(failed: !finished) }
     }
 
     public func beginGracefulShutdown() {
