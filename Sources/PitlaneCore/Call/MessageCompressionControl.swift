@@ -35,12 +35,12 @@ public final class MessageCompressionControl: Sendable {
     }
 
     /// The flags for a message about to be written.
-    var flagsForWrite: MessageFlags {
+    @usableFromInline var flagsForWrite: MessageFlags {
         compressesWrites ? [] : .noCompression
     }
 
     /// Notes the flags of a message just read.
-    func recordRead(_ flags: MessageFlags) {
+    @usableFromInline func recordRead(_ flags: MessageFlags) {
         state.withLock { $0.lastReadWasCompressed = flags.contains(.compressed) }
     }
 }

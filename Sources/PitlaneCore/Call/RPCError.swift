@@ -66,7 +66,7 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
     /// are, errors that know their RPC form (`RPCErrorConvertible`) as that, cancellation as
     /// `.cancelled`, everything else as `.unknown` without details (they may hold internals
     /// the peer should not see).
-    package static func from(_ error: any Error, unknownMessage: String = "the handler failed") -> RPCError {
+    @usableFromInline package static func from(_ error: any Error, unknownMessage: String = "the handler failed") -> RPCError {
         switch error {
         case let rpcError as RPCError: rpcError
         case let convertible as any RPCErrorConvertible: convertible.rpcError

@@ -5,21 +5,38 @@ public struct RPCRouter: Sendable {
     /// Runs one RPC on a stream whose request metadata has been read. The closure is kept in
     /// a struct: stored in a dictionary as it is, it would be called through two thunks that
     /// adapt its calling convention, each a frame more under the handler for the whole RPC.
+    @usableFromInline
     struct Handler: Sendable {
-        let run: nonisolated(nonsending) @Sendable (
+        @usableFromInline
+        typealias Run = nonisolated(nonsending) @Sendable (
             _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
             _ outbound: RPCWriter<RPCResponsePart>.Closable, _ context: ServerContext,
             _ settings: ServerRPCSettings, _ wireCounts: (any MessageWireCounts)?
         ) async -> Void
+
+        @usableFromInline let run: Run
+
+        @usableFromInline
+        init(run: @escaping Run) {
+            self.run = run
+        }
     }
 
     /// One method: its handler for each codec it can read and write, and whether it may be
     /// served over HTTP GET.
+    @usableFromInline
     struct Entry: Sendable {
         var handlers: [MessageCodec: Handler]
         var idempotency: IdempotencyLevel
+
+        @usableFromInline
+        init(handlers: [MessageCodec: Handler], idempotency: IdempotencyLevel) {
+            self.handlers = handlers
+            self.idempotency = idempotency
+        }
     }
 
+    @usableFromInline
     private(set) var entries: [MethodDescriptor: Entry] = [:]
 
     public init() {}
@@ -29,6 +46,7 @@ public struct RPCRouter: Sendable {
 
     /// Registers the handler of one method with its own serializers, which carry the binary
     /// codec only; every RPC kind is registered in streaming form.
+    @inlinable
     public mutating func registerHandler<Input: Sendable, Output: Sendable>(
         forMethod descriptor: MethodDescriptor, idempotency: IdempotencyLevel = .unknown,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
@@ -41,6 +59,7 @@ public struct RPCRouter: Sendable {
 
     /// Registers the handler of a method of generated messages, reachable with the binary
     /// codec and with the JSON mapping (Connect's `json` codec).
+    @inlinable
     public mutating func registerHandler<Input: PitlaneProtobuf.Message, Output: PitlaneProtobuf.Message>(
         forMethod descriptor: MethodDescriptor, idempotency: IdempotencyLevel = .unknown,
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -59,6 +78,7 @@ public struct RPCRouter: Sendable {
     /// the stream and the response written straight to it, none of the streaming form's
     /// adapters between; with interceptors, which see every RPC in streaming form, it is
     /// served as `registerHandler` serves it.
+    @inlinable
     public mutating func registerUnaryHandler<Input: PitlaneProtobuf.Message, Output: PitlaneProtobuf.Message>(
         forMethod descriptor: MethodDescriptor, idempotency: IdempotencyLevel = .unknown,
         handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
@@ -72,7 +92,8 @@ public struct RPCRouter: Sendable {
         )
     }
 
-    private static func unaryHandler<Input: Sendable, Output: Sendable>(
+    @inlinable
+    static func unaryHandler<Input: Sendable, Output: Sendable>(
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
     ) -> Handler {
@@ -91,7 +112,8 @@ public struct RPCRouter: Sendable {
         }
     }
 
-    private static func handler<Input: Sendable, Output: Sendable>(
+    @inlinable
+    static func handler<Input: Sendable, Output: Sendable>(
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) -> Handler {
@@ -108,8 +130,9 @@ public struct RPCRouter: Sendable {
 }
 
 /// Server-wide settings every RPC sees.
+@usableFromInline
 struct ServerRPCSettings: Sendable {
-    var interceptors: [any ServerInterceptor]
-    var maxRequestMessageBytes: Int
-    var observer: (any ServerCallObserver)?
+    @usableFromInline var interceptors: [any ServerInterceptor]
+    @usableFromInline var maxRequestMessageBytes: Int
+    @usableFromInline var observer: (any ServerCallObserver)?
 }

@@ -15,6 +15,7 @@ public protocol ServerCallObserver: Sendable {
 
 /// Bytes of messages an RPC received and sent, counted as they pass, when an observer wants them
 /// and the transport counts none on the wire.
+@usableFromInline
 final class CallTally: Sendable {
     private let counts = Atomic<Int>(0)
     private let sent = Atomic<Int>(0)
@@ -22,6 +23,6 @@ final class CallTally: Sendable {
     var receivedBytes: Int { counts.load(ordering: .relaxed) }
     var sentBytes: Int { sent.load(ordering: .relaxed) }
 
-    func received(_ bytes: Int) { counts.add(bytes, ordering: .relaxed) }
-    func sent(_ bytes: Int) { sent.add(bytes, ordering: .relaxed) }
+    @usableFromInline func received(_ bytes: Int) { counts.add(bytes, ordering: .relaxed) }
+    @usableFromInline func sent(_ bytes: Int) { sent.add(bytes, ordering: .relaxed) }
 }

@@ -1,8 +1,15 @@
 /// Runs one server RPC: decodes requests, runs interceptors and the handler under the
 /// deadline, writes metadata, responses and the status.
+///
+/// Inlinable, as the router's registration is: generated services register concrete message
+/// types, and the executor is compiled for them in the service's module. Unspecialized, every
+/// generic value in these async functions was allocated on the task at run time and its type
+/// metadata looked up per call.
+@usableFromInline
 enum ServerRPCExecutor {
     /// Runs an RPC in streaming form: requests are decoded as the handler reads them, through
     /// the interceptors, and responses encoded as it writes them.
+    @inlinable
     nonisolated(nonsending) static func run<Input: Sendable, Output: Sendable>(
         metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
@@ -14,14 +21,19 @@ enum ServerRPCExecutor {
         let limit = settings.maxRequestMessageBytes
         let tally = call.tally
         let compression = context.messageCompression
-        let messages: RPCAsyncSequence<Input, any Error>
-        if let nextPart = inbound.next {
-            messages = RPCAsyncSequence { () async throws -> Input? in
-                guard let part = try await nextPart() else { return nil }
-                return try decode(part, limit: limit, tally: tally, compression: compression, deserializer: deserializer)
+        // Each message read straight from the transport's source: the fewer async levels
+        // under the handler while it waits, the less an idle stream holds.
+        let messages: RPCAsyncSequence<Input, any Error> = switch inbound.source {
+        case .stream(let parts)?:
+            RPCAsyncSequence { () async throws -> Input? in
+                try await parts.nextPart().map { try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer) }
             }
-        } else {
-            messages = RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
+        case .next(let nextPart)?:
+            RPCAsyncSequence { () async throws -> Input? in
+                try await nextPart().map { try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer) }
+            }
+        case nil:
+            RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
                 try decode(part, limit: limit, tally: tally, compression: compression, deserializer: deserializer)
             })
         }
@@ -35,6 +47,7 @@ enum ServerRPCExecutor {
     /// stream and its one response written straight to it. Nothing generic in the message
     /// types is built per call beyond the request and response themselves (the streaming
     /// form's sequence, writer and response adapters cost a type-metadata lookup each).
+    @inlinable
     nonisolated(nonsending) static func runUnary<Input: Sendable, Output: Sendable>(
         metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
@@ -72,7 +85,8 @@ enum ServerRPCExecutor {
 
     /// One request message from its part: within the size limit, its compression recorded,
     /// deserialized.
-    private static func decode<Input>(
+    @inlinable
+    static func decode<Input>(
         _ part: RPCRequestPart, limit: Int, tally: CallTally?, compression: MessageCompressionControl,
         deserializer: some MessageDeserializer<Input>
     ) throws -> Input {
@@ -95,8 +109,8 @@ enum ServerRPCExecutor {
 
     /// Runs interceptors and the handler, writes metadata and messages; returns the status.
     /// Inlined into ``run``: one frame under the handler instead of two.
-    @inline(__always)
-    nonisolated(nonsending) private static func respond<Input: Sendable, Output: Sendable>(
+    @inlinable @inline(__always)
+    nonisolated(nonsending) static func respond<Input: Sendable, Output: Sendable>(
         to request: StreamingServerRequest<Input>, context: ServerContext, interceptors: [any ServerInterceptor],
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>,
         serializer: some MessageSerializer<Output>, outbound: RPCWriter<RPCResponsePart>.Closable, tally: CallTally?
@@ -127,7 +141,8 @@ enum ServerRPCExecutor {
         }
     }
 
-    nonisolated(nonsending) private static func intercept<Input: Sendable, Output: Sendable>(
+    @inlinable
+    nonisolated(nonsending) static func intercept<Input: Sendable, Output: Sendable>(
         _ request: StreamingServerRequest<Input>, _ context: ServerContext,
         _ interceptors: ArraySlice<any ServerInterceptor>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -144,6 +159,7 @@ enum ServerRPCExecutor {
 /// the handling, not a wrapper that takes it as a closure: every async level between the
 /// transport and the handler keeps its frame on the RPC task's allocator for as long as the
 /// handler waits, and an idle stream's memory is mostly that stack.
+@usableFromInline
 struct CallRecord {
     private let observer: (any ServerCallObserver)?
     private let method: MethodDescriptor?
@@ -151,9 +167,10 @@ struct CallRecord {
     private let started: ContinuousClock.Instant?
     /// Sizes of serialized messages, counted when the observer needs sizes the transport
     /// does not count on the wire.
-    let tally: CallTally?
+    @usableFromInline let tally: CallTally?
 
     /// Starts the RPC: tells the observer.
+    @usableFromInline
     init(settings: ServerRPCSettings, wireCounts: (any MessageWireCounts)?, method: MethodDescriptor?) {
         observer = settings.observer
         self.method = method
@@ -166,6 +183,7 @@ struct CallRecord {
     /// Ends the RPC once its handling returned `result`: past the context's deadline the
     /// transport cancelled the task (``RPCCancellationHandle/expireDeadline()``, from a timer
     /// it armed, so a deadline costs no task), and the status says so.
+    @usableFromInline
     nonisolated(nonsending) func finish(
         _ result: (Status, Metadata), context: ServerContext, outbound: RPCWriter<RPCResponsePart>.Closable
     ) async {

@@ -271,3 +271,12 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
 }
+
+extension BufferedStream where Element == RPCRequestPart {
+    /// `next()` for request parts, compiled here for them: the executor, inlined into the
+    /// module of the service it serves, calls this rather than the generic `next()`.
+    @usableFromInline
+    nonisolated(nonsending) func nextPart() async throws -> RPCRequestPart? {
+        try await next()
+    }
+}

@@ -4,62 +4,95 @@
 /// for try await request in requests { ... }
 /// ```
 public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence, Sendable {
-    /// Reads the next element of a source that keeps its own position (a stream).
-    package typealias Next = nonisolated(nonsending) @Sendable () async throws(Failure) -> Element?
+    /// Reads the next element of a source that keeps its own position.
+    @usableFromInline package typealias Next = nonisolated(nonsending) @Sendable () async throws(Failure) -> Element?
 
-    private let wrapped: (any AsyncSequence<Element, Failure> & Sendable)?
-    /// The library's own streams are read through one closure call per element rather than an
+    /// Where the library's own streams come from, read directly rather than through an
     /// existential iterator per level of wrapping: while a handler waits for a message, every
     /// level keeps a frame on its task's allocator, and those frames are most of what an idle
-    /// stream costs.
-    private let nextElement: Next?
+    /// stream costs. Each is read once, by one task, as every RPC stream is; all iterators of
+    /// the sequence read the same source.
+    @usableFromInline
+    package enum Source: Sendable {
+        /// A transport's buffered stream. Code that knows the element type (the server's
+        /// decoding of request parts) reads it with no closure between, by specialized code.
+        case stream(BufferedStream<Element>)
+        /// A closure that returns the next element, and nil at the end.
+        case next(Next)
+    }
+
+    private let wrapped: (any AsyncSequence<Element, Failure> & Sendable)?
+    /// Set when `wrapped` is not.
+    @usableFromInline package let source: Source?
 
     /// Wraps any sendable async sequence.
     public init<Wrapped: AsyncSequence<Element, Failure> & Sendable>(wrapping sequence: Wrapped) {
         wrapped = sequence
-        nextElement = nil
+        source = nil
     }
 
-    /// The elements `next` returns, until it returns nil. Every iterator calls the same
-    /// closure: for sources read once, by one task, as every RPC stream is.
+    /// The elements `next` returns, until it returns nil.
+    @usableFromInline
     package init(next: @escaping Next) {
+        self.init(source: .next(next))
+    }
+
+    private init(source: Source) {
         wrapped = nil
-        nextElement = next
+        self.source = source
     }
 
     /// The rest of a sequence whose iterator has read some of it.
     package init(remainderOf iterator: AsyncIterator) {
-        if let next = iterator.nextElement {
-            self.init(next: next)
+        if let source = iterator.source {
+            self.init(source: source)
         } else {
             self.init(wrapping: IteratorSequence(iterator: iterator))
         }
     }
 
-    /// The closure that reads this sequence's elements, if it is read through one.
-    package var next: Next? { nextElement }
-
     public struct AsyncIterator: AsyncIteratorProtocol {
-        private var iterator: (any AsyncIteratorProtocol<Element, Failure>)?
-        fileprivate let nextElement: Next?
+        @usableFromInline var iterator: (any AsyncIteratorProtocol<Element, Failure>)?
+        @usableFromInline let source: Source?
 
-        fileprivate init(iterator: (any AsyncIteratorProtocol<Element, Failure>)?, nextElement: Next?) {
+        @usableFromInline
+        init(iterator: (any AsyncIteratorProtocol<Element, Failure>)?, source: Source?) {
             self.iterator = iterator
-            self.nextElement = nextElement
+            self.source = source
         }
 
+        @inlinable
         public mutating func next() async throws(Failure) -> Element? {
             try await next(isolation: nil)
         }
 
+        /// Inlinable: compiled into the handler's module for its message type, reading a
+        /// message allocates nothing on the task for generic values.
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(Failure) -> Element? {
-            if let nextElement { return try await nextElement() }
-            return try await iterator!.next(isolation: actor)
+            switch source {
+            case .stream(let stream)?:
+                // A stream source exists only where Failure is `any Error` (init(stream:)). Its
+                // iterator takes the transports' parts to specialized code from generic code.
+                var parts = stream.makeAsyncIterator()
+                do { return try await parts.next(isolation: actor) } catch { throw error as! Failure }
+            case .next(let next)?:
+                return try await next()
+            case nil:
+                return try await iterator!.next(isolation: actor)
+            }
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(iterator: wrapped?.makeAsyncIterator(), nextElement: nextElement)
+        AsyncIterator(iterator: wrapped?.makeAsyncIterator(), source: source)
+    }
+}
+
+extension RPCAsyncSequence where Failure == any Error {
+    /// The elements of a transport's stream.
+    package init(stream: BufferedStream<Element>) {
+        self.init(source: .stream(stream))
     }
 }
 
@@ -98,19 +131,29 @@ struct ThrowingSequence<Element: Sendable>: AsyncSequence, Sendable {
 }
 
 /// Maps each element of a sequence with a throwing closure (deserializing, for example).
+@usableFromInline
 struct MappedSequence<Base: AsyncSequence & Sendable, Element: Sendable>: AsyncSequence, Sendable {
     let base: Base
     let transform: @Sendable (Base.Element) throws -> Element?
 
+    @usableFromInline
+    init(base: Base, transform: @escaping @Sendable (Base.Element) throws -> Element?) {
+        self.base = base
+        self.transform = transform
+    }
+
+    @usableFromInline
     struct AsyncIterator: AsyncIteratorProtocol {
         var base: Base.AsyncIterator
         let transform: @Sendable (Base.Element) throws -> Element?
 
+        @usableFromInline
         mutating func next() async throws -> Element? {
             try await next(isolation: nil)
         }
 
         /// Skips elements the transform maps to nil.
+        @usableFromInline
         mutating func next(isolation actor: isolated (any Actor)?) async throws -> Element? {
             while let element = try await base.next(isolation: actor) {
                 if let mapped = try transform(element) { return mapped }
@@ -119,6 +162,7 @@ struct MappedSequence<Base: AsyncSequence & Sendable, Element: Sendable>: AsyncS
         }
     }
 
+    @usableFromInline
     func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator(), transform: transform)
     }

@@ -112,14 +112,14 @@ public struct InProcessTransport: Sendable {
             let context = ServerTransportContext(peer: "in-process", deadline: deadline, cancellation: cancellation)
             let deadlineTimer = deadline.map { timeSource.schedule(at: $0) { cancellation.expireDeadline() } }
             let serverStream = ServerRPCStream(
-                descriptor: descriptor, inbound: RPCAsyncSequence(next: { try await requests.next() }),
+                descriptor: descriptor, inbound: RPCAsyncSequence(stream: requests),
                 outbound: .init(wrapping: BufferedStreamWriter(stream: responses))
             )
             guard server.accept(AcceptedStream(stream: serverStream, context: context, cancellation: cancellation)) else {
                 throw RPCError(code: .unavailable, message: "the in-process server is not accepting RPCs")
             }
             let clientStream = ClientRPCStream(
-                descriptor: descriptor, inbound: RPCAsyncSequence(next: { try await responses.next() }),
+                descriptor: descriptor, inbound: RPCAsyncSequence(stream: responses),
                 outbound: .init(wrapping: BufferedStreamWriter(stream: requests))
             )
             // Whatever way the client leaves, the server must not wait on it: like RST_STREAM.

@@ -268,7 +268,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             }
         )
         let rpc = ClientRPCStream(
-            descriptor: descriptor, inbound: RPCAsyncSequence(next: { [inbound = stream.inbound] in try await inbound.next() }),
+            descriptor: descriptor, inbound: RPCAsyncSequence(stream: stream.inbound),
             outbound: .init(wrapping: ClientStreamWriter(
                 binding: binding, stream: stream, timeout: options.timeout, encoder: call.encoder,
                 reconnect: { [self] in try await self.readyConnection(waitForReady: false) }

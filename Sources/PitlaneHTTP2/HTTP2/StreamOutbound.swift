@@ -42,18 +42,33 @@ final class StreamOutbound: Sendable {
     /// Counts `bytes` as queued, then waits while the queue is above the watermark.
     /// `wireBytes`: the message's size on the wire, when `bytes` frame one (its length prefix:
     /// after compression, without the prefix or base64).
+    ///
+    /// Inlined into its callers, and the waiting a call of its own: a writer's task allocates
+    /// the frame of the wait only when it waits, and the deepest frames of a stream's task
+    /// are what it keeps allocated while idle.
+    @inline(__always)
     nonisolated(nonsending) func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
+        // Below the watermark (the usual case) the writer goes on without suspending.
+        if try enqueueNow(bytes, wireBytes: wireBytes, then: send) { try await waitForRoom() }
+    }
+
+    /// Counts `bytes` as queued and runs `send`; true when the queue is then above the
+    /// watermark.
+    private func enqueueNow(_ bytes: Int, wireBytes: Int, then send: () -> Void) throws -> Bool {
         try state.withLock { state in
             if let closed = state.closed { throw closed }
             count(bytes, wireBytes: wireBytes, in: &state)
         }
         send()
-        // Below the watermark (the usual case) the writer goes on without suspending.
-        let mustWait = try state.withLock { state in
+        return try state.withLock { state in
             if let closed = state.closed { throw closed }
             return state.queuedBytes > highWatermark
         }
-        guard mustWait else { return }
+    }
+
+    /// Waits until the queue is at most at the watermark.
+    @inline(never)
+    nonisolated(nonsending) private func waitForRoom() async throws {
         let id = state.withLock { state in
             defer { state.nextWaiter += 1 }
             return state.nextWaiter

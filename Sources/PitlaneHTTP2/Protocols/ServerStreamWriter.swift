@@ -107,7 +107,7 @@ extension ServerCall {
             }
         }
         let rpc = ServerRPCStream(
-            descriptor: descriptor, inbound: RPCAsyncSequence(next: { try await inbound.next() }),
+            descriptor: descriptor, inbound: RPCAsyncSequence(stream: inbound),
             outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: id, outbound: outbound, encoder: encoder)),
             wireCounts: outbound
         )
