@@ -42,5 +42,20 @@ struct DequeTests {
         deque.append([2])
         #expect(deque.storage.count == 4 && deque.count == 2)
         #expect(deque.popFirst() == [1] && deque.popFirst() == [2] && deque.popFirst() == nil)
+        // Emptied at the smallest ring: freed (an idle stream holds none); back to inline.
+        #expect(deque.storage.isEmpty)
+        deque.append([3])
+        #expect(deque.storage.isEmpty && deque.first == [3])
+    }
+
+    @Test("a ring grown past the smallest stays allocated when it empties")
+    func grownRingKept() {
+        var deque = Deque<Int>()
+        for value in 0..<5 { deque.append(value) }
+        #expect(deque.storage.count == 8)
+        for value in 0..<5 { #expect(deque.popFirst() == value) }
+        #expect(deque.isEmpty && deque.storage.count == 8)
+        deque.append(9)
+        #expect(deque.first == 9 && deque[0] == 9 && deque.count == 1)
     }
 }

@@ -5,7 +5,8 @@
 ///
 /// A queue that never holds two elements at once (most of a call's: its request parts as the
 /// handler keeps up, its flow-control debts) keeps its element inline and allocates nothing;
-/// the ring buffer is allocated when a second element arrives, and kept.
+/// the ring buffer is allocated when a second element arrives, and kept unless it is the
+/// smallest and empties.
 @usableFromInline
 package struct Deque<Element> {
     @usableFromInline var storage: [Element?] = []
@@ -51,10 +52,19 @@ package struct Deque<Element> {
             return lone
         }
         let element = storage[head]
+        if storedCount == 0 && storage.count == Self.minimumCapacity {
+            // Emptied, at the smallest ring: freed, so that an idle stream whose first parts
+            // arrived together holds no ring; larger rings, grown by sustained bursts, stay.
+            storage = []
+            head = 0
+            return element
+        }
         storage[head] = nil
         head = (head + 1) % storage.count
         return element
     }
+
+    @usableFromInline static var minimumCapacity: Int { 4 }
 
     @inlinable package mutating func removeAll() {
         storage = []
@@ -68,7 +78,7 @@ package struct Deque<Element> {
         // reserveCapacity and append are specialized for Element here; Array(repeating:count:)
         // allocates through the standard library's generic code, which looks up the array's
         // type metadata (about 700 instructions per ring buffer).
-        let capacity = max(4, storage.count * 2)
+        let capacity = max(Self.minimumCapacity, storage.count * 2)
         var grown: [Element?] = []
         grown.reserveCapacity(capacity)
         for _ in 0..<capacity { grown.append(nil) }

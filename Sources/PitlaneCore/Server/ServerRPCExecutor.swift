@@ -127,11 +127,8 @@ enum ServerRPCExecutor {
         case .success(let contents):
             do {
                 try await outbound.write(.metadata(contents.metadata))
-                let compression = context.messageCompression
-                let writer = MappingWriter(target: outbound, serializer: serializer) { bytes in
-                    tally?.sent(bytes.count)
-                    return RPCResponsePart.message(bytes, compression.flagsForWrite)
-                }
+                let writer = ResponseMessageWriter(target: outbound, serializer: serializer, tally: tally,
+                                                   compression: context.messageCompression)
                 let trailers = try await contents.producer(RPCWriter(wrapping: writer))
                 return (.ok, trailers)
             } catch {
@@ -161,10 +158,15 @@ enum ServerRPCExecutor {
 /// handler waits, and an idle stream's memory is mostly that stack.
 @usableFromInline
 struct CallRecord {
-    private let observer: (any ServerCallObserver)?
-    private let method: MethodDescriptor?
-    private let wireCounts: (any MessageWireCounts)?
-    private let started: ContinuousClock.Instant?
+    // Visible to inlined code, so that its layout is known there: otherwise looked up at run
+    // time and allocated on the task.
+    @usableFromInline let observer: (any ServerCallObserver)?
+    @usableFromInline let method: MethodDescriptor?
+    @usableFromInline let wireCounts: (any MessageWireCounts)?
+    /// When the RPC started, after ``callRecordEpoch``: a `ContinuousClock.Instant` is a
+    /// resilient type of the standard library, whose size inlined code would look up at run
+    /// time, allocating this record on the task.
+    @usableFromInline let started: Duration?
     /// Sizes of serialized messages, counted when the observer needs sizes the transport
     /// does not count on the wire.
     @usableFromInline let tally: CallTally?
@@ -175,7 +177,7 @@ struct CallRecord {
         observer = settings.observer
         self.method = method
         self.wireCounts = wireCounts
-        started = observer == nil ? nil : ContinuousClock.now
+        started = observer == nil ? nil : callRecordEpoch.duration(to: .now)
         tally = observer == nil || wireCounts != nil ? nil : CallTally()
         observer?.callStarted(method)
     }
@@ -200,7 +202,7 @@ struct CallRecord {
         // Waiters on `context.cancellation` are released once the handler is done.
         context.cancellation.raise()
         if let observer, let started {
-            observer.callFinished(method, code: status.0.code, duration: ContinuousClock.now - started,
+            observer.callFinished(method, code: status.0.code, duration: callRecordEpoch.duration(to: .now) - started,
                                   receivedBytes: wireCounts?.receivedMessageWireBytes ?? tally?.receivedBytes ?? 0,
                                   sentBytes: wireCounts?.sentMessageWireBytes ?? tally?.sentBytes ?? 0)
         }
@@ -210,5 +212,64 @@ struct CallRecord {
         }
         try? await outbound.write(.status(status.0, status.1))
         await outbound.finish(throwing: nil)
+    }
+}
+
+/// The instant ``CallRecord`` measures its start from.
+private let callRecordEpoch = ContinuousClock.now
+
+/// The handler's response writer: serializes each message and writes it to the stream as a
+/// part. One value, so the handler's `RPCWriter` costs one allocation (a writer mapping
+/// through closures cost four).
+@usableFromInline
+struct ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol where Serializer.Message: Sendable {
+    @usableFromInline typealias Element = Serializer.Message
+    let target: RPCWriter<RPCResponsePart>.Closable
+    let serializer: Serializer
+    let tally: CallTally?
+    let compression: MessageCompressionControl
+
+    @usableFromInline
+    init(target: RPCWriter<RPCResponsePart>.Closable, serializer: Serializer, tally: CallTally?,
+         compression: MessageCompressionControl) {
+        self.target = target
+        self.serializer = serializer
+        self.tally = tally
+        self.compression = compression
+    }
+
+    @usableFromInline
+    func write(_ message: Element) async throws {
+        try await write(bytes: serializer.serialize(message))
+    }
+
+    @usableFromInline
+    func write(serialized message: SerializedMessage<Element>) async throws {
+        try await write(bytes: serializer.serialize(message))
+    }
+
+    /// A message that cannot be serialized is not queued: `write` then throws the error.
+    @usableFromInline
+    func tryWrite(_ message: Element) -> Bool {
+        guard let bytes = try? serializer.serialize(message) else { return false }
+        return tryWrite(bytes: bytes)
+    }
+
+    @usableFromInline
+    func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
+        guard let bytes = try? serializer.serialize(message) else { return false }
+        return tryWrite(bytes: bytes)
+    }
+
+    private func write(bytes: [UInt8]) async throws {
+        tally?.sent(bytes.count)
+        try await target.write(.message(bytes, compression.flagsForWrite))
+    }
+
+    /// Counted as sent only once queued: a message not queued now is written again.
+    private func tryWrite(bytes: [UInt8]) -> Bool {
+        guard target.tryWrite(.message(bytes, compression.flagsForWrite)) else { return false }
+        tally?.sent(bytes.count)
+        return true
     }
 }

@@ -22,13 +22,13 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         /// Set once the producer has finished: nil for a clean end, or the error.
         var end: Result<Void, any Error>?
         var consumerGone = false
-        var waitingConsumer: CheckedContinuation<Element?, any Error>?
+        var waitingConsumer: UnsafeContinuation<Element?, any Error>?
         var waitingProducers: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextProducerID = 0
     }
 
     private enum WriteAction {
-        case resumeConsumer(CheckedContinuation<Element?, any Error>)
+        case resumeConsumer(UnsafeContinuation<Element?, any Error>)
         case wait
         case done
     }
@@ -103,7 +103,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     @discardableResult
     public func yield(_ element: Element) -> Bool {
         let size = sizeOf(element)
-        let consumer: CheckedContinuation<Element?, any Error>?? = state.withLock { state in
+        let consumer: UnsafeContinuation<Element?, any Error>?? = state.withLock { state in
             if state.consumerGone || state.end != nil { return .none }
             if let consumer = state.waitingConsumer {
                 state.waitingConsumer = nil
@@ -149,7 +149,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     @_specialize(exported: true, where Element == RPCRequestPart)
     @_specialize(exported: true, where Element == RPCResponsePart)
     public func finish(throwing error: (any Error)? = nil) {
-        let consumer: CheckedContinuation<Element?, any Error>? = state.withLock { state in
+        let consumer: UnsafeContinuation<Element?, any Error>? = state.withLock { state in
             guard state.end == nil else { return nil }
             state.end = error.map { .failure($0) } ?? .success(())
             defer { state.waitingConsumer = nil }
@@ -186,9 +186,12 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// The consumer's continuation is unsafe, not checked: it is resumed exactly once, by
+    /// whoever takes it out of `state` under the lock (a write, the end, or the cancellation),
+    /// and a checked one costs a heap object per wait, alive as long as an idle stream waits.
     nonisolated(nonsending) private func waitForElement() async throws -> Element? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Element?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Element?, any Error>) in
                 let now: ReadAction = state.withLock { state in
                     if let element = state.buffer.popFirst() {
                         let size = sizeOf(element)

@@ -9,7 +9,7 @@ struct MessageDeframer {
     /// The flag bits the protocol defines in this direction: 0x01 compressed everywhere;
     /// 0x80 gRPC-Web trailers, 0x02 Connect's end of stream, in responses.
     let acceptedFlags: UInt8
-    private var buffer: [UInt8] = []
+    private(set) var buffer: [UInt8] = []
     private var consumed = 0
 
     init(maxMessageBytes: Int, acceptedFlags: UInt8 = 0x01) {
@@ -21,10 +21,6 @@ struct MessageDeframer {
     var bufferedBytes: Int { buffer.count - consumed }
 
     mutating func append(_ bytes: UnsafeRawBufferPointer) {
-        if consumed > 0, consumed == buffer.count {
-            buffer.removeAll(keepingCapacity: true)
-            consumed = 0
-        }
         buffer.append(contentsOf: bytes)
     }
 
@@ -45,7 +41,9 @@ struct MessageDeframer {
         let message = Array(buffer[start..<start + length])
         consumed = start + length
         if consumed == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 65_536)
+            // Nothing held, and no buffer kept: a stream waiting for its next message holds no
+            // bytes (up to 64 KiB were kept per stream, for a stream that may never send again).
+            buffer = []
             consumed = 0
         } else if consumed > 65_536 {
             buffer.removeFirst(consumed)
