@@ -5,7 +5,12 @@ public struct ServerContext: Sendable {
     /// The client's address, as the transport names it (`ipv4:127.0.0.1:52000`, `in-process`).
     public var peer: String
     /// When the client gives up, if it set a timeout; the handler is cancelled then.
-    public var deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant? {
+        get { deadlineAfterEpoch.map(MonotonicEpoch.instant(at:)) }
+        set { deadlineAfterEpoch = newValue.map(MonotonicEpoch.offset(of:)) }
+    }
+    /// `deadline`, kept as an offset (see ``MonotonicEpoch``).
+    private var deadlineAfterEpoch: Duration?
     /// Raised when the RPC is cancelled: by the client, a lost connection, or the deadline.
     /// The handler's task is cancelled at the same moment.
     public var cancellation: RPCCancellationHandle
@@ -18,7 +23,7 @@ public struct ServerContext: Sendable {
                 messageCompression: MessageCompressionControl = MessageCompressionControl()) {
         self.descriptor = descriptor
         self.peer = peer
-        self.deadline = deadline
+        deadlineAfterEpoch = deadline.map(MonotonicEpoch.offset(of:))
         self.cancellation = cancellation
         self.messageCompression = messageCompression
     }

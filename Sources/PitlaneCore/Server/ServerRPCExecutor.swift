@@ -163,9 +163,7 @@ struct CallRecord {
     @usableFromInline let observer: (any ServerCallObserver)?
     @usableFromInline let method: MethodDescriptor?
     @usableFromInline let wireCounts: (any MessageWireCounts)?
-    /// When the RPC started, after ``callRecordEpoch``: a `ContinuousClock.Instant` is a
-    /// resilient type of the standard library, whose size inlined code would look up at run
-    /// time, allocating this record on the task.
+    /// When the RPC started, as an offset (see ``MonotonicEpoch``).
     @usableFromInline let started: Duration?
     /// Sizes of serialized messages, counted when the observer needs sizes the transport
     /// does not count on the wire.
@@ -177,7 +175,7 @@ struct CallRecord {
         observer = settings.observer
         self.method = method
         self.wireCounts = wireCounts
-        started = observer == nil ? nil : callRecordEpoch.duration(to: .now)
+        started = observer == nil ? nil : MonotonicEpoch.offset(of: .now)
         tally = observer == nil || wireCounts != nil ? nil : CallTally()
         observer?.callStarted(method)
     }
@@ -202,7 +200,7 @@ struct CallRecord {
         // Waiters on `context.cancellation` are released once the handler is done.
         context.cancellation.raise()
         if let observer, let started {
-            observer.callFinished(method, code: status.0.code, duration: callRecordEpoch.duration(to: .now) - started,
+            observer.callFinished(method, code: status.0.code, duration: MonotonicEpoch.offset(of: .now) - started,
                                   receivedBytes: wireCounts?.receivedMessageWireBytes ?? tally?.receivedBytes ?? 0,
                                   sentBytes: wireCounts?.sentMessageWireBytes ?? tally?.sentBytes ?? 0)
         }
@@ -214,9 +212,6 @@ struct CallRecord {
         await outbound.finish(throwing: nil)
     }
 }
-
-/// The instant ``CallRecord`` measures its start from.
-private let callRecordEpoch = ContinuousClock.now
 
 /// The handler's response writer: serializes each message and writes it to the stream as a
 /// part. One value, so the handler's `RPCWriter` costs one allocation (a writer mapping

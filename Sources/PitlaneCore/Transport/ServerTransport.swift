@@ -18,7 +18,12 @@ public struct ServerTransportContext: Sendable {
     /// When the client gives up (from `grpc-timeout`), if it said. The transport enforces it:
     /// at the deadline it calls the RPC's ``RPCCancellationHandle/expireDeadline()``, and it
     /// disarms that timer when the RPC ends.
-    public var deadline: ContinuousClock.Instant?
+    public var deadline: ContinuousClock.Instant? {
+        get { deadlineAfterEpoch.map(MonotonicEpoch.instant(at:)) }
+        set { deadlineAfterEpoch = newValue.map(MonotonicEpoch.offset(of:)) }
+    }
+    /// `deadline`, kept as an offset (see ``MonotonicEpoch``).
+    private var deadlineAfterEpoch: Duration?
     /// The RPC's cancellation signal, which the transport raises when the client cancels,
     /// the connection is lost or the deadline passes; it becomes the handler's
     /// ``ServerContext/cancellation``.
@@ -33,7 +38,7 @@ public struct ServerTransportContext: Sendable {
     public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),
                 codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false) {
         self.peer = peer
-        self.deadline = deadline
+        deadlineAfterEpoch = deadline.map(MonotonicEpoch.offset(of:))
         self.cancellation = cancellation
         self.codec = codec
         self.requiresNoSideEffects = requiresNoSideEffects
