@@ -5,13 +5,6 @@ import Synchronization
 enum AcceptedWork: Sendable {
     case rpc(loop: EventLoop, stream: ServerRPCStream, context: ServerTransportContext, cancellation: RPCCancellationHandle)
     case webSocket(WebSocketConnection, WebSocketEndpoint.Handler)
-
-    var loop: EventLoop {
-        switch self {
-        case .rpc(let loop, _, _, _): loop
-        case .webSocket(let connection, _): connection.loop
-        }
-    }
 }
 
 /// Accepted work on its way from the event loops, which never wait, to the one loop in
