@@ -21,18 +21,13 @@ enum ServerRPCExecutor {
         let limit = settings.maxRequestMessageBytes
         let tally = call.tally
         let compression = context.messageCompression
-        // Each message read straight from the transport's source: the fewer async levels
+        // Each message read straight from the transport's stream: the fewer async levels
         // under the handler while it waits, the less an idle stream holds.
-        let messages: RPCAsyncSequence<Input, any Error> = switch inbound.source {
-        case .stream(let parts)?:
+        let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts)? = inbound.source {
             RPCAsyncSequence { () async throws -> Input? in
                 try await parts.nextPart().map { try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer) }
             }
-        case .next(let nextPart)?:
-            RPCAsyncSequence { () async throws -> Input? in
-                try await nextPart().map { try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer) }
-            }
-        case nil:
+        } else {
             RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
                 try decode(part, limit: limit, tally: tally, compression: compression, deserializer: deserializer)
             })

@@ -120,31 +120,26 @@ struct BufferedStreamWriter<Element: Sendable>: ClosableRPCWriterProtocol {
 }
 
 /// A writer that transforms elements before passing them on.
-@usableFromInline
 struct MappingWriter<Element: Sendable, Target: Sendable>: RPCWriterProtocol {
     let target: any RPCWriterProtocol<Target>
     let transform: @Sendable (Element) throws -> Target
     /// For messages serialized once for many RPCs: their bytes, where the codec matches.
     let transformSerialized: @Sendable (SerializedMessage<Element>) throws -> Target
 
-    @usableFromInline
     func write(_ element: Element) async throws {
         try await target.write(transform(element))
     }
 
-    @usableFromInline
     func write(serialized message: SerializedMessage<Element>) async throws {
         try await target.write(transformSerialized(message))
     }
 
     /// A message that cannot be transformed is not queued: `write` then throws the error.
-    @usableFromInline
     func tryWrite(_ element: Element) -> Bool {
         guard let transformed = try? transform(element) else { return false }
         return target.tryWrite(transformed)
     }
 
-    @usableFromInline
     func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
         guard let transformed = try? transformSerialized(message) else { return false }
         return target.tryWrite(transformed)
@@ -154,7 +149,6 @@ struct MappingWriter<Element: Sendable, Target: Sendable>: RPCWriterProtocol {
 extension MappingWriter {
     /// Writes each message serialized by `serializer` (or as serialized once, for
     /// ``SerializedMessage``s), its bytes made into a part by `part`.
-    @usableFromInline
     init(target: any RPCWriterProtocol<Target>, serializer: some MessageSerializer<Element>,
          part: @escaping @Sendable ([UInt8]) throws -> Target) {
         self.init(target: target, transform: { try part(serializer.serialize($0)) },
