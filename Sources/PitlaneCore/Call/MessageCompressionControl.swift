@@ -12,12 +12,11 @@ import Synchronization
 /// try await writer.write(response)
 /// ```
 public final class MessageCompressionControl: Sendable {
-    private struct State {
-        var compressesWrites = true
-        var lastReadWasCompressed = false
-    }
-
-    private let state = Mutex(State())
+    // Atomics, not a lock: read for every message written, and set for every one read.
+    // Each is advisory for the message at hand; a task's own writes and reads are ordered
+    // by the task.
+    private let writesCompressed = Atomic(true)
+    private let lastReadCompressed = Atomic(false)
 
     public init() {}
 
@@ -25,13 +24,13 @@ public final class MessageCompressionControl: Sendable {
     /// messages (the client's `CallOptions.compression`, the server transport's response
     /// compression). Default true; false sends them uncompressed.
     public var compressesWrites: Bool {
-        get { state.withLock { $0.compressesWrites } }
-        set { state.withLock { $0.compressesWrites = newValue } }
+        get { writesCompressed.load(ordering: .relaxed) }
+        set { writesCompressed.store(newValue, ordering: .relaxed) }
     }
 
     /// Whether the message read most recently arrived compressed on the wire.
     public var lastReadWasCompressed: Bool {
-        state.withLock { $0.lastReadWasCompressed }
+        lastReadCompressed.load(ordering: .relaxed)
     }
 
     /// The flags for a message about to be written.
@@ -41,6 +40,6 @@ public final class MessageCompressionControl: Sendable {
 
     /// Notes the flags of a message just read.
     @usableFromInline func recordRead(_ flags: MessageFlags) {
-        state.withLock { $0.lastReadWasCompressed = flags.contains(.compressed) }
+        lastReadCompressed.store(flags.contains(.compressed), ordering: .relaxed)
     }
 }

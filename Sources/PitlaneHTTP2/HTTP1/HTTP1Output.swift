@@ -27,10 +27,10 @@ struct HTTP1Output {
     }
 
     /// Body bytes, as a chunk when `chunked`.
-    mutating func appendBody(_ bytes: [UInt8], chunked: Bool, outbound: StreamOutbound?) {
+    mutating func appendBody(_ bytes: BodyBytes, chunked: Bool, outbound: StreamOutbound?) {
         guard !bytes.isEmpty else { return }
         if chunked { append(String(bytes.count, radix: 16) + "\r\n") }
-        buffer.append(contentsOf: bytes)
+        bytes.append(to: &buffer)
         if let outbound { accounting.append((dropped + buffer.count, bytes.count, outbound)) }
         if chunked { append("\r\n") }
     }

@@ -23,7 +23,7 @@ final class HTTP1Exchange {
     /// A head held back while the protocol produces a burst of actions: a response whose
     /// body is complete in the same burst goes out with `content-length`, not chunked.
     var heldHead: HTTPResponseHead?
-    var heldBody: [[UInt8]] = []
+    var heldBody: [BodyBytes] = []
     /// Whether the body is being written in chunks.
     var bodyIsChunked = false
 
@@ -85,7 +85,7 @@ extension HTTP1ServerConnection {
         answer(exchange) { call, perform in call.responseHead(metadata, perform) }
     }
 
-    func queueMessage(stream id: Int32, encoded: [UInt8]) {
+    func queueMessage(stream id: Int32, encoded: BodyBytes) {
         guard let exchange = current(id) else { return }
         answer(exchange) { call, perform in call.responseMessage(encoded, perform) }
     }

@@ -296,7 +296,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         }
         let body = Array((reason + "\n").utf8)
         output.appendHead(HTTPResponseHead(status: status, headers: [("content-type", "text/plain")] + headers), framing: .length(body.count), closing: true)
-        output.appendBody(body, chunked: false, outbound: nil)
+        output.appendBody(BodyBytes(body), chunked: false, outbound: nil)
         phase = .closingAfterWrite
         flush()
         return false

@@ -277,7 +277,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         return true
     }
 
-    func queueData(_ stream: ClientStream, framed: [UInt8]) {
+    func queueData(_ stream: ClientStream, framed: BodyBytes) {
         stream.pendingData.append(framed)
         resumeIfDeferred(stream)
         scheduleFlush()
@@ -375,7 +375,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         perform(lifecycle.goAwayReceived())
     }
 
-    func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
+    func sessionReadData(stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
         let count = stream.pendingData.read(into: buffer)
         stream.outbound.sent(count)

@@ -244,6 +244,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         if let timer = stream.deadlineTimer { loop.cancelTimer(timer) }
         stream.outbound.close(error)
         if case .closing = stream.phase { return }
+        stream.phase = .closing  // its writer's parts still on their way are dropped
         stream.inbound?.finish(throwing: error)
         stream.cancellation.cancel()
     }
@@ -374,8 +375,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         perform(management.resetReceived(at: loop.now))
     }
 
-    func sessionReadData(stream id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
-        guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
+    func sessionReadData(stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
+        // The stream itself, as `perform` gave it with the response's headers: it is in
+        // `streams`, which keeps it alive, until nghttp2 closes it and reads no more.
+        guard let source else { return .bytes(count: 0, end: true, trailers: false) }
+        let stream = Unmanaged<ServerStream>.fromOpaque(source).takeUnretainedValue()
         let count = stream.pendingData.read(into: buffer)
         stream.outbound.sent(count)
         if count > 0 { management.framesSent() }
@@ -418,7 +422,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
         let id = stream.id
         let accepted = call.accept(
-            on: self, stream: id, outbound: stream.outbound, cancellation: stream.cancellation, peer: peer, now: loop.now,
+            on: self, stream: ServerStream.Handle(stream: stream), outbound: stream.outbound, cancellation: stream.cancellation, peer: peer, now: loop.now,
             maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] _ in loop.execute { self.messageRead(stream: id) } }
         )
         stream.inbound = accepted.inbound
@@ -467,7 +471,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             var headers = [(name: ":status", value: String(head.status))]
             headers += head.headers
             if endsStream { stream.phase = .closing }
-            submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: !endsStream) }
+            let source = Unmanaged.passUnretained(stream).toOpaque()
+            submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: !endsStream, source: source) }
             management.framesSent()
         case .body(let bytes):
             stream.pendingData.append(bytes)
@@ -479,15 +484,21 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
     }
 
-    func sendResponseHeaders(stream id: Int32, metadata: Metadata) {
-        guard let stream = streams[id], case .open = stream.phase, stream.call != nil else { return }
-        stream.call!.responseHead(metadata) { perform($0, on: stream) }
+    // A writer's parts come with the stream itself: no table lookup per part (with many
+    // streams written at once, as a race tick to every follower, the lookups missed the
+    // cache). A stream that ended is `.closing` (`end`), and its parts are dropped.
+
+    func sendResponseHeaders(stream handle: ServerStream.Handle, metadata: Metadata) {
+        let stream = handle.stream
+        guard case .open = stream.phase else { return }
+        stream.call?.responseHead(metadata) { perform($0, on: stream) }
         scheduleFlush()
     }
 
-    func queueMessage(stream id: Int32, encoded: [UInt8]) {
-        guard let stream = streams[id], case .open = stream.phase, stream.call != nil else { return }
-        stream.call!.responseMessage(encoded) { perform($0, on: stream) }
+    func queueMessage(stream handle: ServerStream.Handle, encoded: BodyBytes) {
+        let stream = handle.stream
+        guard case .open = stream.phase else { return }
+        stream.call?.responseMessage(encoded) { perform($0, on: stream) }
         scheduleFlush()
     }
 
@@ -501,9 +512,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
     }
 
-    func sendStatus(stream id: Int32, status: Status, trailers: Metadata) {
-        guard let stream = streams[id] else { return }
-        sendStatus(stream, status, trailers: trailers)
+    func sendStatus(stream handle: ServerStream.Handle, status: Status, trailers: Metadata) {
+        sendStatus(handle.stream, status, trailers: trailers)
     }
 
     private func sendStatus(_ stream: ServerStream, _ status: Status, trailers: Metadata) {
@@ -526,11 +536,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     /// The handler ended without a status (it was cancelled): reset the stream.
-    func abandon(stream id: Int32) {
-        guard let stream = streams[id] else { return }
+    func abandon(stream handle: ServerStream.Handle) {
+        let stream = handle.stream
         if case .closing = stream.phase { return }
         stream.phase = .closing
-        session.resetStream(id, errorCode: NGHTTP2_CANCEL.rawValue)
+        session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)
         flush()
     }
 

@@ -21,8 +21,9 @@ protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionReceivedPing(isAck: Bool)
     /// The peer's SETTINGS arrived (not an ACK of ours); the first is its connection preface.
     func sessionReceivedSettings()
-    /// Fills `buffer` with DATA for `stream`.
-    func sessionReadData(stream: Int32, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk
+    /// Fills `buffer` with DATA for `stream`; `source` is what the delegate gave with the
+    /// stream's headers (``NGHTTP2Session/submitResponse(stream:headers:hasBody:source:)``).
+    func sessionReadData(stream: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk
 }
 
 /// One nghttp2 session (client or server): frames in with `receive`, frames out with
@@ -202,10 +203,14 @@ final class NGHTTP2Session {
     }
 
     /// Sends response headers; with `hasBody` false they end the stream (trailers-only).
-    func submitResponse(stream: Int32, headers: [(name: String, value: String)], hasBody: Bool) throws {
+    /// nghttp2 hands `source` back with each read of the body's DATA: the delegate must keep
+    /// what it points to alive until the stream closes.
+    func submitResponse(stream: Int32, headers: [(name: String, value: String)], hasBody: Bool,
+                        source: UnsafeMutableRawPointer? = nil) throws {
         let result = Self.withHeaderFields(headers) { fields in
             guard hasBody else { return nghttp2_submit_response(raw, stream, fields.baseAddress, fields.count, nil) }
             var provider = Self.dataProvider
+            provider.source.ptr = source
             return nghttp2_submit_response(raw, stream, fields.baseAddress, fields.count, &provider)
         }
         if result != 0 { throw Failure(code: Int(result), call: "nghttp2_submit_response") }
@@ -270,9 +275,9 @@ final class NGHTTP2Session {
 
     private static let dataProvider = nghttp2_data_provider(
         source: nghttp2_data_source(ptr: nil),
-        read_callback: { _, stream, buffer, length, flags, _, user in
+        read_callback: { _, stream, buffer, length, flags, source, user in
             let chunk = owningSession(user).delegate.sessionReadData(
-                stream: stream, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)
+                stream: stream, source: source?.pointee.ptr, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)
             )
             switch chunk {
             case .deferred:

@@ -57,3 +57,12 @@ final class ServerStream {
         }
     }
 }
+
+extension ServerStream {
+    /// The stream as its response writer holds it, so that the connection finds it without
+    /// a lookup. Sendable because the writer only hands it back to the connection's loop,
+    /// where the stream is touched.
+    struct Handle: @unchecked Sendable {
+        let stream: ServerStream
+    }
+}

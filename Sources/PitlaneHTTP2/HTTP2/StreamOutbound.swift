@@ -137,33 +137,39 @@ extension StreamOutbound: MessageWireCounts {
     }
 }
 
-/// Data waiting on the event loop for nghttp2 to frame it: whole buffers, read front first.
+/// Data waiting on the event loop for nghttp2 to frame it: whole bodies' bytes, read front
+/// first (an envelope's prefix is written as it is read, so a shared message is not copied
+/// until it goes into a frame). The front chunk is held inline: a stream that is keeping up
+/// has at most one, and then its queue allocates nothing.
 struct PendingData {
-    private var chunks = Deque<[UInt8]>()
+    private var front: BodyBytes?
+    /// Chunks after `front`; empty while `front` is nil.
+    private var rest = Deque<BodyBytes>()
+    /// Bytes of `front` already read.
     private var offset = 0
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ bytes: [UInt8]) {
+    mutating func append(_ bytes: BodyBytes) {
         guard !bytes.isEmpty else { return }
-        chunks.append(bytes)
+        if front == nil {
+            front = bytes
+        } else {
+            rest.append(bytes)
+        }
         count += bytes.count
     }
 
     /// Copies up to `buffer.count` bytes out; returns how many.
     mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         var written = 0
-        while written < buffer.count, let chunk = chunks.first {
-            let take = Swift.min(chunk.count - offset, buffer.count - written)
-            chunk.withUnsafeBytes { source in
-                UnsafeMutableRawBufferPointer(rebasing: buffer[written..<written + take])
-                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<offset + take]))
-            }
+        while written < buffer.count, let chunk = front {
+            let take = chunk.copy(from: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[written...]))
             written += take
             offset += take
             if offset == chunk.count {
-                _ = chunks.popFirst()
+                front = rest.popFirst()
                 offset = 0
             }
         }

@@ -242,12 +242,12 @@ struct RequestMessageEncoder: Sendable {
 
     /// The message as the body carries it, and its size on the wire: what its length prefix
     /// says (after compression, without the prefix), or the whole body's.
-    func encode(_ message: [UInt8], flags: MessageFlags) throws -> (body: [UInt8], wireBytes: Int) {
+    func encode(_ message: [UInt8], flags: MessageFlags) throws -> (body: BodyBytes, wireBytes: Int) {
         guard enveloped else {
             let body = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
-            return (body, body.count)
+            return (BodyBytes(body), body.count)
         }
-        let framed = try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
-        return (framed, framed.count - 5)
+        let framed = try BodyBytes.enveloping(message, compression: flags.contains(.noCompression) ? nil : compression)
+        return (framed, framed.payload.count)
     }
 }

@@ -34,7 +34,7 @@ enum ResponseAction {
     /// Send the head; `endsStream` when no body follows.
     case head(HTTPResponseHead, endsStream: Bool)
     /// Send body bytes.
-    case body([UInt8])
+    case body(BodyBytes)
     /// End the body, with these HTTP trailers (gRPC over HTTP/2) or none.
     case end(trailers: [(name: String, value: String)])
 }
@@ -45,7 +45,7 @@ extension ResponseAction {
     static func answer(_ head: HTTPResponseHead, body: [UInt8], _ perform: (ResponseAction) -> Void) {
         perform(.head(head, endsStream: body.isEmpty))
         guard !body.isEmpty else { return }
-        perform(.body(body))
+        perform(.body(BodyBytes(body)))
         perform(.end(trailers: []))
     }
 }

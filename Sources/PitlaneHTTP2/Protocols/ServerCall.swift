@@ -46,7 +46,7 @@ struct ServerCall {
         case awaitingHead
         case headSent
         /// Connect unary: nothing is sent until the status, which sets the HTTP status.
-        case unaryHeld(Metadata, message: [UInt8]?)
+        case unaryHeld(Metadata, message: BodyBytes?)
         case ended
     }
 
@@ -243,7 +243,7 @@ struct ServerCall {
     }
 
     /// One response message, as ``ResponseMessageEncoder`` framed it.
-    mutating func responseMessage(_ encoded: [UInt8], _ perform: (ResponseAction) -> Void) {
+    mutating func responseMessage(_ encoded: BodyBytes, _ perform: (ResponseAction) -> Void) {
         switch response {
         case .awaitingHead:
             responseHead([:], perform)
@@ -274,18 +274,16 @@ struct ServerCall {
         case .grpcWeb(let text):
             if case .awaitingHead = previous { perform(.head(head(status: 200, metadata: [:], extra: []), endsStream: false)) }
             let frame = GRPCWebWire.trailersFrame(Self.statusFields(status) + trailers.headerFields)
-            perform(.body(text ? Array(Base64.encode(frame).utf8) : frame))
+            perform(.body(BodyBytes(text ? Array(Base64.encode(frame).utf8) : frame)))
             perform(.end(trailers: []))
         case .connectStreaming:
             if case .awaitingHead = previous { perform(.head(head(status: 200, metadata: [:], extra: []), endsStream: false)) }
             let json = ConnectWire.endOfStream(status, trailers: trailers)
-            var envelope = MessageFramer.prefix(length: json.count, compressed: false)
-            envelope[0] = 0x02
-            perform(.body(envelope + json))
+            perform(.body(BodyBytes(enveloping: json, flags: 0x02)))
             perform(.end(trailers: []))
         case .connectUnary:
             var metadata = Metadata()
-            var message: [UInt8]?
+            var message: BodyBytes?
             if case .unaryHeld(let held, let heldMessage) = previous { (metadata, message) = (held, heldMessage) }
             let trailerFields = trailers.headerFields.map { (name: "trailer-" + $0.name, value: $0.value) }
             if status.code == .ok, let message {
@@ -302,7 +300,7 @@ struct ServerCall {
                 var errorHead = head(status: ConnectWire.httpStatus(for: failure.code), metadata: metadata, extra: trailerFields)
                 errorHead.headers[0].value = "application/json"  // the content type comes first
                 perform(.head(errorHead, endsStream: false))
-                perform(.body(errorBody))
+                perform(.body(BodyBytes(errorBody)))
                 perform(.end(trailers: []))
             }
         }
@@ -355,18 +353,19 @@ struct ResponseMessageEncoder: Sendable {
 
     /// The message as the body carries it, and its size on the wire: what its length prefix
     /// says (after compression; without the prefix, before base64), or the whole body's.
-    func encode(_ message: [UInt8], flags: MessageFlags) throws -> (body: [UInt8], wireBytes: Int) {
+    func encode(_ message: [UInt8], flags: MessageFlags) throws -> (body: BodyBytes, wireBytes: Int) {
         switch wire {
         case .connectUnary:
             // The whole body is compressed or not, as its head says: no per-message choice.
             let body = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
-            return (body, body.count)
+            return (BodyBytes(body), body.count)
         case .grpcWeb(text: true):
-            let framed = try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
-            return (Array(Base64.encode(framed).utf8), framed.count - 5)
+            let framed = try BodyBytes.enveloping(message, compression: flags.contains(.noCompression) ? nil : compression)
+            return (BodyBytes(Array(Base64.encode(framed.joined).utf8)), framed.payload.count)
         case .grpc, .grpcWeb(text: false), .connectStreaming:
-            let framed = try MessageFramer.frame(message, compression: flags.contains(.noCompression) ? nil : compression)
-            return (framed, framed.count - 5)
+            // The message's own array: serialized once, it may be on many streams' queues.
+            let framed = try BodyBytes.enveloping(message, compression: flags.contains(.noCompression) ? nil : compression)
+            return (framed, framed.payload.count)
         }
     }
 }

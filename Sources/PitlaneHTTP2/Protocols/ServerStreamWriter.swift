@@ -3,20 +3,23 @@ import PitlaneCore
 /// A server connection as a handler's writer sees it, whichever HTTP version it speaks:
 /// each call is made on `loop`, for the stream the writer was given.
 protocol ServerCallConnection: AnyObject, Sendable {
+    /// How the connection finds the writer's stream: its id, or (HTTP/2) the stream itself,
+    /// so that a response part costs no table lookup.
+    associatedtype StreamHandle: Sendable
     var loop: EventLoop { get }
-    func sendResponseHeaders(stream: Int32, metadata: Metadata)
+    func sendResponseHeaders(stream: StreamHandle, metadata: Metadata)
     /// A response message, already framed by the call's ``ResponseMessageEncoder``.
-    func queueMessage(stream: Int32, encoded: [UInt8])
-    func sendStatus(stream: Int32, status: Status, trailers: Metadata)
+    func queueMessage(stream: StreamHandle, encoded: BodyBytes)
+    func sendStatus(stream: StreamHandle, status: Status, trailers: Metadata)
     /// The handler ended without a status (it was cancelled): reset or close the stream.
-    func abandon(stream: Int32)
+    func abandon(stream: StreamHandle)
 }
 
 /// A handler's response writer: each part goes to the connection's loop, in order, and the
 /// writer waits while the stream's queued bytes are above the window.
 struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterProtocol {
     let connection: Connection
-    let stream: Int32
+    let stream: Connection.StreamHandle
     let outbound: StreamOutbound
     /// Frames (and compresses) messages for the call's protocol.
     let encoder: ResponseMessageEncoder
@@ -89,7 +92,7 @@ extension ServerCall {
     /// deadline from the head. `messageRead` runs on any thread as the handler takes
     /// `bytes` of request messages.
     func accept<Connection: ServerCallConnection>(
-        on connection: Connection, stream id: Int32, outbound: StreamOutbound, cancellation: RPCCancellationHandle,
+        on connection: Connection, stream id: Connection.StreamHandle, outbound: StreamOutbound, cancellation: RPCCancellationHandle,
         peer: String, now: ContinuousClock.Instant, maxMessageBytes: Int,
         messageRead: @escaping @Sendable (_ bytes: Int) -> Void
     ) -> AcceptedCall {
