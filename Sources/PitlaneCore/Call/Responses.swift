@@ -64,9 +64,19 @@ public struct StreamingClientResponse<Message: Sendable>: Sendable {
     public var messages: RPCAsyncSequence<Message, any Error> {
         switch accepted {
         case .success(let contents):
-            RPCAsyncSequence(wrapping: MappedSequence(base: contents.bodyParts) { part in
-                if case .message(let message) = part { message } else { nil }
-            })
+            if case .next(let nextPart)? = contents.bodyParts.source {
+                // One closure over the parts' own: no iterator level (and executor hop) more.
+                RPCAsyncSequence {
+                    while let part = try await nextPart() {
+                        if case .message(let message) = part { return message }
+                    }
+                    return nil
+                }
+            } else {
+                RPCAsyncSequence(wrapping: MappedSequence(base: contents.bodyParts) { part in
+                    if case .message(let message) = part { message } else { nil }
+                })
+            }
         case .failure(let error):
             .failing(error)
         }

@@ -381,7 +381,7 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                 let deserializer = self.deserializer
                 let limit = context.options.maxResponseMessageBytes ?? 4 * 1024 * 1024
                 let compression = context.options.messageCompression
-                let parts = MappedSequence(base: IteratorSequence(iterator: iterator)) { part -> StreamingClientResponse<Out>.BodyPart? in
+                let decode = { @Sendable (part: RPCResponsePart) throws -> StreamingClientResponse<Out>.BodyPart in
                     switch part {
                     case .message(let bytes, let flags):
                         recorder?.recordReceived(bytes.count)
@@ -395,6 +395,21 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                         throw RPCError(code: .internal, message: "the server sent metadata twice")
                     }
                 }
+                if case .stream(let stream)? = iterator.source {
+                    // Straight from the transport's stream: one closure between the reader and
+                    // the stream rather than an iterator per level of wrapping, each a hop to
+                    // the generic executor and back per message.
+                    return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence {
+                        do {
+                            return try await stream.next().map(decode)
+                        } catch {
+                            // An error that ends the parts (the transport's, a limit's) ends the attempt.
+                            recorder?.fail(error)
+                            throw error
+                        }
+                    })))
+                }
+                let parts = MappedSequence(base: IteratorSequence(iterator: iterator)) { try decode($0) }
                 guard let recorder else {
                     return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: parts))))
                 }

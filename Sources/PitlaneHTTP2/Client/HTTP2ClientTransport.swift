@@ -262,9 +262,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         stream.inbound = BufferedStream(
             highWatermark: .max,
             sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
-            onConsume: { [weak stream] bytes in
-                guard bytes > 0, let stream else { return }
-                binding.connection.messageReadFromAnyThread(stream: stream)
+            onConsume: { [key = stream.key] bytes in
+                guard bytes > 0 else { return }
+                binding.connection.messageReadFromAnyThread(stream: key)
             }
         )
         let rpc = ClientRPCStream(

@@ -7,7 +7,15 @@ import Synchronization
 /// `@unchecked Sendable`: mutable state is used on the connection's loop only.
 final class ClientStream: @unchecked Sendable {
     let descriptor: MethodDescriptor
-    var id: Int32?
+    /// Its HTTP/2 stream id, once the connection has opened it.
+    var id: Int32? {
+        get { key.id }
+        set { key.id = newValue }
+    }
+    /// The id, in an object of its own for the reader's window updates to find the stream
+    /// by: a reference back to the stream from its own inbound queue would be a cycle, and a
+    /// weak one would give the stream a side table (every retain of it the slow path).
+    let key = Key()
     var headers: [(name: String, value: String)] = []
     /// The RPC as the client's protocol (gRPC, gRPC-Web, Connect) frames it.
     var call: ClientCall
@@ -171,5 +179,12 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
         } else {
             connection.loop.execute(body)
         }
+    }
+}
+
+extension ClientStream {
+    /// A stream's id, set and read on its connection's loop only.
+    final class Key: @unchecked Sendable {
+        var id: Int32?
     }
 }

@@ -28,6 +28,12 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     var isUsable: Bool { usable.load(ordering: .acquiring) }
     /// The timer that drops the connection if our PING goes unanswered.
     private var pingTimeout: EventLoop.TimerID?
+    /// The connect or handshake deadline, then the next keepalive ping. Timers hold the
+    /// connection strongly and `close` cancels them: a weak reference would give it a side
+    /// table, and every retain and release of it (several per message) would take the slow
+    /// path.
+    private var setupTimer: EventLoop.TimerID?
+    private var keepaliveTimer: EventLoop.TimerID?
     /// Whether a keepalive ping is unanswered; see ``ClientKeepaliveStateMachine``.
     private var keepaliveState: ClientKeepaliveStateMachine
 
@@ -55,9 +61,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             try loop.register(socket.fileDescriptor, handler: self, readable: result == .connected, writable: result != .connected)
             if result == .connected { return socketConnected() }
             let timeout = config.connectTimeout
-            _ = loop.scheduleTimer(after: timeout) { [weak self] in
-                guard let self, self.lifecycle.isConnecting, self.onConnect != nil else { return }
-                self.fail(RPCError(code: .unavailable, message: "cannot connect to \(address): no answer within \(timeout)"))
+            setupTimer = loop.scheduleTimer(after: timeout) { [self] in
+                setupTimer = nil
+                guard lifecycle.isConnecting, onConnect != nil else { return }
+                fail(RPCError(code: .unavailable, message: "cannot connect to \(address): no answer within \(timeout)"))
             }
         } catch {
             fail(RPCError(code: .unavailable, message: "cannot connect to \(address): \(error)"))
@@ -84,6 +91,8 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             startSession()
         case .becomeReady(let start):
             if start { startSession() }
+            if let setupTimer { _ = loop.cancelTimer(setupTimer) }
+            setupTimer = nil
             usable.store(true, ordering: .releasing)
             onConnect?(.success(()))
             onConnect = nil
@@ -101,9 +110,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     private func beginHandshake() {
         let timeout = config.tlsHandshakeTimeout
-        _ = loop.scheduleTimer(after: timeout) { [weak self] in
-            guard let self, self.lifecycle.isHandshaking else { return }
-            self.close(RPCError(code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"))
+        setupTimer = loop.scheduleTimer(after: timeout) { [self] in
+            setupTimer = nil
+            guard lifecycle.isHandshaking else { return }
+            close(RPCError(code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"))
         }
         // Reading advances the handshake with what is at hand: at first nothing, which makes
         // the ClientHello; the flush that follows sends it.
@@ -127,17 +137,19 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// an ACK missing after `keepalive.timeout` means the peer is gone.
     private func scheduleKeepalive() {
         guard let keepalive = config.keepalive else { return }
-        loop.scheduleTimer(after: keepalive.time) { [weak self] in
-            guard let self, self.lifecycle.pings else { return }
-            if self.keepaliveState.intervalElapsed(openStreams: self.streams.count) == .ping {
-                self.session.submitPing()
-                self.pingTimeout = self.loop.scheduleTimer(after: keepalive.timeout) { [weak self] in
-                    guard let self, self.keepaliveState.ackTimedOut() else { return }
-                    self.close(RPCError(code: .unavailable, message: "the server did not answer a keepalive ping"))
+        keepaliveTimer = loop.scheduleTimer(after: keepalive.time) { [self] in
+            keepaliveTimer = nil
+            guard lifecycle.pings else { return }
+            if keepaliveState.intervalElapsed(openStreams: streams.count) == .ping {
+                session.submitPing()
+                pingTimeout = loop.scheduleTimer(after: keepalive.timeout) { [self] in
+                    pingTimeout = nil
+                    guard keepaliveState.ackTimedOut() else { return }
+                    close(RPCError(code: .unavailable, message: "the server did not answer a keepalive ping"))
                 }
-                self.flush()
+                flush()
             }
-            self.scheduleKeepalive()
+            scheduleKeepalive()
         }
     }
 
@@ -238,6 +250,10 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     private func close(_ error: RPCError) {
         guard lifecycle.close() else { return }
+        for timer in [setupTimer, keepaliveTimer, pingTimeout] {
+            if let timer { _ = loop.cancelTimer(timer) }
+        }
+        (setupTimer, keepaliveTimer, pingTimeout) = (nil, nil, nil)
         usable.store(false, ordering: .releasing)
         keepaliveState.stop()
         loop.deregister(socket.fileDescriptor)
@@ -388,9 +404,9 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     /// Called by a stream's inbound buffer (on any thread) as its reader takes a message.
-    func messageReadFromAnyThread(stream: ClientStream) {
+    func messageReadFromAnyThread(stream key: ClientStream.Key) {
         loop.execute {
-            guard let id = stream.id else { return }
+            guard let id = key.id else { return }
             self.messageRead(stream: id)
         }
     }

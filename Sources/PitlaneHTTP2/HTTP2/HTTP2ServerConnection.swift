@@ -24,6 +24,11 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var flushGate = FlushGate()
     /// The pending idle check, if `maxConnectionIdle` is set.
     private var idleTimer: EventLoop.TimerID?
+    /// The preface and connection-age timers. Every timer holds the connection strongly and
+    /// `release` cancels them all: a weak reference would give the connection a side table,
+    /// and every retain and release of it (one per response part) would take the slow path.
+    private var prefaceTimer: EventLoop.TimerID?
+    private var ageTimer: EventLoop.TimerID?
     /// The connection's life and policy: preface, ping strikes, rapid-reset budget, idle and
     /// age, the graceful drain, and the lingering close.
     private var management: ServerConnectionStateMachine
@@ -56,18 +61,19 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         ])
         session.setConnectionWindow(config.connectionWindowBytes)
         try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
-        loop.scheduleTimer(after: config.prefaceTimeout) { [weak self] in
-            guard let self else { return }
-            self.perform(self.management.prefaceTimeoutPassed())
+        prefaceTimer = loop.scheduleTimer(after: config.prefaceTimeout) { [self] in
+            prefaceTimer = nil
+            perform(management.prefaceTimeoutPassed())
         }
         if let idle = config.maxConnectionIdle { checkIdle(after: idle) }
         if let age = config.maxConnectionAge {
-            loop.scheduleTimer(after: age) { [weak self] in
-                guard let self else { return }
-                self.perform(self.management.ageReached())
-                self.loop.scheduleTimer(after: self.config.maxConnectionAgeGrace) { [weak self] in
-                    guard let self else { return }
-                    self.perform(self.management.ageGraceEnded())
+            ageTimer = loop.scheduleTimer(after: age) { [self] in
+                ageTimer = nil
+                perform(management.ageReached())
+                guard !isClosed else { return }
+                ageTimer = loop.scheduleTimer(after: config.maxConnectionAgeGrace) { [self] in
+                    ageTimer = nil
+                    perform(management.ageGraceEnded())
                 }
             }
         }
@@ -89,8 +95,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// check is pending at a time: arming it again replaces the previous one.
     private func checkIdle(after delay: Duration) {
         if let idleTimer { _ = loop.cancelTimer(idleTimer) }
-        idleTimer = loop.scheduleTimer(after: delay) { [weak self] in
-            guard let self, !self.isClosed else { return }
+        idleTimer = loop.scheduleTimer(after: delay) { [self] in
+            guard !self.isClosed else { return }
             self.idleTimer = nil
             let (action, again) = self.management.idleCheck(at: self.loop.now)
             self.perform(action)
@@ -219,7 +225,10 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     /// The socket, timers and streams go; the state machine is `closed` already.
     private func release(lingered: Bool) {
-        if let idleTimer { _ = loop.cancelTimer(idleTimer) }
+        for timer in [idleTimer, prefaceTimer, ageTimer] {
+            if let timer { _ = loop.cancelTimer(timer) }
+        }
+        (idleTimer, prefaceTimer, ageTimer) = (nil, nil, nil)
         loop.deregister(socket.fileDescriptor)
         if !lingered { pump.sendCloseNotify(to: socket) }
         socket.close()
