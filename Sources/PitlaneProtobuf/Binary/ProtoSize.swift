@@ -25,7 +25,10 @@ public enum ProtoSize {
     public static func repeated<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tagSize: Int) -> Int {
         if let width = C.fixedWidth { return values.count * (tagSize + width) }
         var total = values.count * tagSize
-        for value in values { total += C.size(of: value) }
+        // Borrowed from the buffer, as ProtoWriter.writeRepeated does: no copy per element.
+        values.withUnsafeBufferPointer { elements in
+            for index in elements.indices { total += C.size(of: elements[index]) }
+        }
         return total
     }
 
@@ -38,7 +41,9 @@ public enum ProtoSize {
             payload = values.count * width
         } else {
             payload = 0
-            for value in values { payload += C.size(of: value) }
+            values.withUnsafeBufferPointer { elements in
+                for index in elements.indices { payload += C.size(of: elements[index]) }
+            }
         }
         return tagSize + lengthDelimited(payload)
     }

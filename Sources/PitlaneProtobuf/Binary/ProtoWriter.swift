@@ -125,14 +125,19 @@ public struct ProtoWriter {
         writeTag(tag)
     }
 
+
     /// Writes each element as its own field (`EXPANDED` encoding, and strings, bytes, messages).
     @inlinable
     public mutating func writeRepeated<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
-        var index = values.count
-        while index > 0 {
-            index -= 1
-            C.write(values[index], to: &self)
-            writeTag(tag)
+        // Elements borrowed from the array's buffer: `values[index]` copies a message element
+        // (a retain of each of its strings, arrays and maps, and a release after).
+        values.withUnsafeBufferPointer { elements in
+            var index = elements.count
+            while index > 0 {
+                index -= 1
+                C.write(elements[index], to: &self)
+                writeTag(tag)
+            }
         }
     }
 
@@ -141,10 +146,12 @@ public struct ProtoWriter {
     public mutating func writePacked<C: ProtoFieldCodec>(_ codec: C.Type, _ values: [C.Value], tag: UInt32) {
         guard !values.isEmpty else { return }
         let mark = bytesWritten
-        var index = values.count
-        while index > 0 {
-            index -= 1
-            C.write(values[index], to: &self)
+        values.withUnsafeBufferPointer { elements in
+            var index = elements.count
+            while index > 0 {
+                index -= 1
+                C.write(elements[index], to: &self)
+            }
         }
         writeVarint(UInt64(bytesWritten - mark))
         writeTag(tag)
