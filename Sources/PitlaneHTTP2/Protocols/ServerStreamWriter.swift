@@ -115,7 +115,8 @@ extension ServerCall {
             wireCounts: outbound
         )
         let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
-                                             codec: codec, requiresNoSideEffects: isGet)
+                                             codec: codec, requiresNoSideEffects: isGet,
+                                             compressesResponses: encoder.compression != nil)
         return AcceptedCall(rpc: rpc, context: context, inbound: inbound)
     }
 }
