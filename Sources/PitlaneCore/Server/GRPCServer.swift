@@ -35,9 +35,8 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
             // Routed first, then run: the routing's frame is gone while the handler runs.
             let call = await Self.route(stream, transportContext, router: router, settings: settings)
             guard let handler = call.handler else { return }
-            var context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer,
+            let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer,
                                         deadline: transportContext.deadline, cancellation: transportContext.cancellation)
-            context.compressesResponses = transportContext.compressesResponses
             await handler.run(call.metadata, call.inbound, stream.outbound, context, settings, stream.wireCounts)
         }
     }

@@ -11,12 +11,6 @@ public struct ServerContext: Sendable {
     }
     /// `deadline`, kept as an offset (see ``MonotonicEpoch``).
     private var deadlineAfterEpoch: Duration?
-    /// From ``ServerTransportContext/compressesResponses``: when false, response messages go
-    /// uncompressed whatever `messageCompression` says, and it is not read per message (with
-    /// thousands of streams written at once, as a race tick to every follower, each read was
-    /// a cache miss). Declared here, in the padding after the deadline: the context is held
-    /// across the handler, and an idle stream keeps what its task holds.
-    @usableFromInline package var compressesResponses = true
     /// Raised when the RPC is cancelled: by the client, a lost connection, or the deadline.
     /// The handler's task is cancelled at the same moment.
     public var cancellation: RPCCancellationHandle

@@ -69,7 +69,7 @@ enum ServerRPCExecutor {
             let bytes = try serializer.serialize(contents.message)
             call.tally?.sent(bytes.count)
             try await outbound.write(.metadata(contents.metadata))
-            try await outbound.write(.message(bytes, context.compressesResponses ? compression.flagsForWrite : []))
+            try await outbound.write(.message(bytes, compression.flagsForWrite))
             result = (.ok, contents.trailingMetadata)
         } catch {
             let rpcError = RPCError.from(error)
@@ -123,7 +123,7 @@ enum ServerRPCExecutor {
             do {
                 try await outbound.write(.metadata(contents.metadata))
                 let writer = ResponseMessageWriter(target: outbound, serializer: serializer, tally: tally,
-                                                   compression: context.compressesResponses ? context.messageCompression : nil)
+                                                   compression: context.messageCompression)
                 let trailers = try await contents.producer(RPCWriter(wrapping: writer))
                 return (.ok, trailers)
             } catch {
@@ -217,12 +217,11 @@ struct ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol w
     let target: RPCWriter<RPCResponsePart>.Closable
     let serializer: Serializer
     let tally: CallTally?
-    /// Nil when the transport does not compress the responses: then there is nothing to read.
-    let compression: MessageCompressionControl?
+    let compression: MessageCompressionControl
 
     @usableFromInline
     init(target: RPCWriter<RPCResponsePart>.Closable, serializer: Serializer, tally: CallTally?,
-         compression: MessageCompressionControl?) {
+         compression: MessageCompressionControl) {
         self.target = target
         self.serializer = serializer
         self.tally = tally
@@ -254,12 +253,12 @@ struct ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol w
 
     private func write(bytes: [UInt8]) async throws {
         tally?.sent(bytes.count)
-        try await target.write(.message(bytes, compression?.flagsForWrite ?? []))
+        try await target.write(.message(bytes, compression.flagsForWrite))
     }
 
     /// Counted as sent only once queued: a message not queued now is written again.
     private func tryWrite(bytes: [UInt8]) -> Bool {
-        guard target.tryWrite(.message(bytes, compression?.flagsForWrite ?? [])) else { return false }
+        guard target.tryWrite(.message(bytes, compression.flagsForWrite)) else { return false }
         tally?.sent(bytes.count)
         return true
     }

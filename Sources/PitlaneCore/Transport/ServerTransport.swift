@@ -24,10 +24,6 @@ public struct ServerTransportContext: Sendable {
     }
     /// `deadline`, kept as an offset (see ``MonotonicEpoch``).
     private var deadlineAfterEpoch: Duration?
-    /// Whether the transport compresses this RPC's response messages (an encoding both sides
-    /// accept). When it does not, the handler's per-message switch
-    /// (``ServerContext/messageCompression``) is not read for each message written.
-    public var compressesResponses: Bool
     /// The RPC's cancellation signal, which the transport raises when the client cancels,
     /// the connection is lost or the deadline passes; it becomes the handler's
     /// ``ServerContext/cancellation``.
@@ -40,12 +36,11 @@ public struct ServerTransportContext: Sendable {
     public var requiresNoSideEffects: Bool
 
     public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),
-                codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false, compressesResponses: Bool = true) {
+                codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false) {
         self.peer = peer
         deadlineAfterEpoch = deadline.map(MonotonicEpoch.offset(of:))
         self.cancellation = cancellation
         self.codec = codec
         self.requiresNoSideEffects = requiresNoSideEffects
-        self.compressesResponses = compressesResponses
     }
 }

@@ -115,8 +115,7 @@ extension ServerCall {
             wireCounts: outbound
         )
         let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
-                                             codec: codec, requiresNoSideEffects: isGet,
-                                             compressesResponses: encoder.compression != nil)
+                                             codec: codec, requiresNoSideEffects: isGet)
         return AcceptedCall(rpc: rpc, context: context, inbound: inbound)
     }
 }
