@@ -66,15 +66,4 @@ enum MessageFramer {
         bytes.append(compressed ? 1 : 0)
         for shift in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: length >> shift)) }
     }
-
-    /// A message with its prefix, in one buffer; compressed when an algorithm is given.
-    static func frame(_ message: [UInt8], compression: CompressionAlgorithm? = nil) throws -> [UInt8] {
-        let payload = try compression.map { try MessageCompression.compress(message, with: $0) } ?? message
-        // One allocation: the prefix written into a buffer with room for the payload.
-        var framed: [UInt8] = []
-        framed.reserveCapacity(5 + payload.count)
-        appendPrefix(length: payload.count, compressed: compression != nil, to: &framed)
-        framed.append(contentsOf: payload)
-        return framed
-    }
 }
