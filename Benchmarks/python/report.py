@@ -11,7 +11,8 @@
                        server with metrics on and with tracing on, compared with "pitlane" (both off)
   report.py instructions  lines from scripts/bench-instructions: {"impl", "case", "instructions", "allocations"}
   report.py swiftkart  lines: {"followers", "p50_ms", "p99_ms", "messages_per_s", "server_rss_kib", "kib_per_follower",
-                               "server_cpu", "load_cpu"}, and "driver": "cpp" from gRPC C++'s driver
+                               "server_cpu", "load_cpu"}, and "driver": "cpp" from gRPC C++'s driver,
+                               "nghttp2" from the one on nghttp2's client session alone
 """
 import json
 import statistics
@@ -217,7 +218,7 @@ def swiftkart(rows):
     print(f"{'driver':<8} {'followers':>9} {'p50 ms':>7} {'p99 ms':>7} {'msgs/s':>9} {'expected':>9} {'server RSS':>11} "
           f"{'KiB/follower':>13} {'server CPU':>10} {'µs/msg':>7} {'load CPU':>9} {'load µs/msg':>11}  verdict")
     for row in rows:
-        driver = "grpc-c++" if row.get("driver") == "cpp" else "pitlane"
+        driver = {"cpp": "grpc-c++", "nghttp2": "nghttp2"}.get(row.get("driver"), "pitlane")
         expected = row["followers"] * 10
         ok = row["p99_ms"] < 100 and row["messages_per_s"] >= 0.95 * expected
         per_message = row["server_cpu"] * 1e6 / max(row["messages_per_s"], 1)

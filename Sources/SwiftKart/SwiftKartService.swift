@@ -1,6 +1,5 @@
 import PitlaneCore
 import PitlaneProtobuf
-import Synchronization
 
 /// The SwiftKart service: the race schedule (`ListRaces`) and live race following
 /// (`FollowRace`), as the session builds it, on `RaceDB` and `RaceTracker`.
@@ -21,36 +20,37 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
 
     /// The first request picks the race and the event types; later ones replace the event
     /// types on the open stream. The client's half-close ends the RPC, and so does the end of
-    /// the race.
+    /// the race. One task serves the RPC: it reads the first request itself, then later
+    /// requests are delivered to the follower as they arrive while it forwards events.
     public func followRace(
         request: RPCAsyncSequence<FollowRaceRequest, any Error>,
         response: RPCWriter<FollowRaceResponse>,
         context: ServerContext
     ) async throws {
-        let selection = RaceSelection()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    for try await message in request {
-                        if let follower = selection.follower {
-                            tracker.change(follower, eventTypes: Set(message.eventTypes))
-                        } else {
-                            let race = try await self.race(named: message.raceName, for: "FollowRace")
-                            selection.start(tracker.follow(race, eventTypes: Set(message.eventTypes)))
-                        }
-                    }
-                    selection.end(nil)
-                } catch {
-                    selection.end(error)
-                }
+        guard let (follower, requests) = try await startFollowing(request) else { return }
+        defer { tracker.leave(follower) }
+        try await requests.delivering(to: { [tracker] delivery in
+            switch delivery {
+            case .success(let change?): tracker.change(follower, eventTypes: Set(change.eventTypes))
+            case .success(nil): follower.finish()
+            case .failure(let error): follower.fail(error)
             }
-            defer {
-                group.cancelAll()
-                if let follower = selection.follower { tracker.leave(follower) }
-            }
-            guard let follower = try await selection.waitForFollower() else { return }
+        }) {
             try await follower.forward(to: response)
         }
+    }
+
+    /// The follower of the race the first request names, and the requests after it; nil if
+    /// the client half-closed before naming a race (it followed nothing: OK). A call of its
+    /// own, so that its frame is gone before the RPC settles into forwarding.
+    private func startFollowing(
+        _ request: RPCAsyncSequence<FollowRaceRequest, any Error>
+    ) async throws -> (RaceFollower, RPCAsyncSequence<FollowRaceRequest, any Error>)? {
+        var requests = request.makeAsyncIterator()
+        guard let first = try await requests.next() else { return nil }
+        let race = try await race(named: first.raceName, for: "FollowRace")
+        let follower = tracker.follow(race, eventTypes: Set(first.eventTypes))
+        return (follower, RPCAsyncSequence(remainderOf: requests))
     }
 
     /// `FollowRace` with one request: its race and event types, until the race is over.
@@ -72,75 +72,5 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
             throw RPCError(code: .notFound, message: "no race named '\(name)'")
         }
         return race
-    }
-}
-
-/// Hands the follower that the first request creates to the task that writes the events, and
-/// passes the end of the request stream on to it.
-private final class RaceSelection: Sendable {
-    private enum State {
-        case choosing(waiter: CheckedContinuation<RaceFollower?, any Error>?)
-        case following(RaceFollower)
-        case ended(RaceFollower?, (any Error)?)
-    }
-
-    private let state = Mutex(State.choosing(waiter: nil))
-
-    var follower: RaceFollower? {
-        state.withLock { state in
-            switch state {
-            case .following(let follower), .ended(let follower?, _): follower
-            case .choosing, .ended(nil, _): nil
-            }
-        }
-    }
-
-    func start(_ follower: RaceFollower) {
-        let waiter: CheckedContinuation<RaceFollower?, any Error>? = state.withLock { state in
-            guard case .choosing(let waiter) = state else { return nil }
-            state = .following(follower)
-            return waiter
-        }
-        waiter?.resume(returning: follower)
-    }
-
-    /// The requests ended: a half-close (`error` nil) or a failure.
-    func end(_ error: (any Error)?) {
-        let previous = state.withLock { state in
-            defer {
-                switch state {
-                case .following(let follower): state = .ended(follower, error)
-                case .choosing: state = .ended(nil, error)
-                case .ended: break
-                }
-            }
-            return state
-        }
-        switch previous {
-        case .choosing(let waiter?):
-            if let error { waiter.resume(throwing: error) } else { waiter.resume(returning: nil) }
-        case .following(let follower):
-            if let error { follower.fail(error) } else { follower.finish() }
-        case .choosing(nil), .ended:
-            break
-        }
-    }
-
-    /// The follower, once the first request has named a race; nil if the client half-closed
-    /// before it did.
-    func waitForFollower() async throws -> RaceFollower? {
-        try await withCheckedThrowingContinuation { continuation in
-            let result: Result<RaceFollower?, any Error>? = state.withLock { state in
-                switch state {
-                case .choosing:
-                    state = .choosing(waiter: continuation)
-                    return nil
-                case .following(let follower): return .success(follower)
-                case .ended(_, let error?): return .failure(error)
-                case .ended(let follower, nil): return .success(follower)
-                }
-            }
-            if let result { continuation.resume(with: result) }
-        }
     }
 }

@@ -3,8 +3,9 @@
 
   swiftkart_peer.py --port N --protos DIR --health-proto DIR
       Generates its own stubs from swiftkart.proto and health.proto with grpc_tools, then
-      lists races, checks health and follows the Duck Pond Dash to the finish against
-      swiftkart-server on 127.0.0.1:N. Prints "ok NAME" or "FAIL NAME: why" per check and a
+      lists races, checks health, changes a follower's event types mid-stream, sends a
+      malformed second request, half-closes before naming a race, and follows the Duck Pond
+      Dash to the finish against swiftkart-server on 127.0.0.1:N. Prints "ok NAME" or "FAIL NAME: why" per check and a
       closing "checks: N ok, M failed"; exits non-zero on any failure.
 """
 import argparse
@@ -75,6 +76,51 @@ def main():
         expect(standings >= 3 and locations > 10, f"{standings} standings, {locations} locations")
         expect(sorted(last_lap.values()) == [6] * 8, f"final laps {last_lap}")
 
+    def change_event_types_then_half_close():
+        # Locations first; once one arrives, standings only. The first standings event was
+        # offered after the change (none was wanted before), so all that follow it are
+        # standings too. Then the half-close ends the RPC with OK.
+        requests = queue.Queue()
+        requests.put(pb.FollowRaceRequest(race_name="Duck Pond Dash", event_types=[pb.RACE_EVENT_TYPE_KART_LOCATIONS]))
+
+        def request_stream():
+            while (request := requests.get()) is not None:
+                yield request
+
+        kinds = []
+        try:
+            for response in kart.FollowRace(request_stream(), timeout=30):
+                kinds.append(response.WhichOneof("event"))
+                if kinds == ["locations"]:
+                    requests.put(pb.FollowRaceRequest(event_types=[pb.RACE_EVENT_TYPE_STANDINGS]))
+                after = kinds[kinds.index("standings"):] if "standings" in kinds else []
+                if len(after) == 3:
+                    requests.put(None)  # half-close: the server ends the RPC
+        finally:
+            requests.put(None)
+        expect(kinds[0] == "locations", f"{kinds[:5]}")
+        after = kinds[kinds.index("standings"):] if "standings" in kinds else []
+        expect(len(after) >= 3 and set(after) == {"standings"}, f"after the change: {after[:10]}")
+
+    def malformed_second_request():
+        # A valid request, then bytes that are no FollowRaceRequest (a field's length runs past
+        # the message): the RPC ends with INTERNAL, which names the problem.
+        raw = channel.stream_stream("/SwiftKartService/FollowRace", request_serializer=lambda b: b,
+                                    response_deserializer=lambda b: b)
+        first = pb.FollowRaceRequest(race_name="Duck Pond Dash",
+                                     event_types=[pb.RACE_EVENT_TYPE_KART_LOCATIONS]).SerializeToString()
+        try:
+            for _ in raw(iter([first, b"\x0a\x7f\x01"]), timeout=10):
+                pass
+        except grpc.RpcError as error:
+            expect(error.code() == grpc.StatusCode.INTERNAL, f"{error.code()}: {error.details()}")
+            expect("deserialize" in (error.details() or ""), f"{error.details()}")
+            return
+        raise AssertionError("no error")
+
+    def half_close_before_naming_a_race():
+        expect(list(kart.FollowRace(iter([]), timeout=10)) == [], "messages without a request")
+
     def follow_unknown():
         try:
             for _ in kart.FollowRace(iter([pb.FollowRaceRequest(race_name="Atlantis")]), timeout=10):
@@ -87,6 +133,9 @@ def main():
     checks.check("list races (default limit)", list_default)
     checks.check("list races (limit 3)", list_limited)
     checks.check("health: SERVING", health_serving)
+    checks.check("change event types mid-stream, then half-close: OK", change_event_types_then_half_close)
+    checks.check("a malformed second request: INTERNAL", malformed_second_request)
+    checks.check("half-close before naming a race: OK, no messages", half_close_before_naming_a_race)
     checks.check("follow the Duck Pond Dash to the finish", follow_to_finish)
     checks.check("follow an unknown race: NOT_FOUND", follow_unknown)
     checks.report_and_exit()

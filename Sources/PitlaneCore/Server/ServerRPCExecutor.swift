@@ -24,8 +24,8 @@ enum ServerRPCExecutor {
         // Each message read straight from the transport's stream: the fewer async levels
         // under the handler while it waits, the less an idle stream holds.
         let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts)? = inbound.source {
-            RPCAsyncSequence { () async throws -> Input? in
-                try await parts.nextPart().map { try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer) }
+            RPCAsyncSequence(parts: parts) {
+                try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer)
             }
         } else {
             RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in

@@ -25,10 +25,13 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         var waitingConsumer: UnsafeContinuation<Element?, any Error>?
         var waitingProducers: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextProducerID = 0
+        /// While set, elements and the end go to it as they are written (``deliver(to:)``).
+        var receiver: Receiver?
     }
 
     private enum WriteAction {
         case resumeConsumer(UnsafeContinuation<Element?, any Error>)
+        case deliver(Receiver)
         case wait
         case done
     }
@@ -79,6 +82,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
                 state.waitingConsumer = nil
                 return .resumeConsumer(consumer)
             }
+            if let receiver = state.receiver { return .deliver(receiver) }
             state.buffer.append(element)
             state.bufferedBytes += size
             state.peakBufferedBytes = Swift.max(state.peakBufferedBytes, state.bufferedBytes)
@@ -87,6 +91,9 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         switch action {
         case .resumeConsumer(let consumer):
             consumer.resume(returning: element)
+            onConsume?(size)
+        case .deliver(let receiver):
+            receiver.receive(.success(element))
             onConsume?(size)
         case .wait:
             try await waitForSpace()
@@ -103,25 +110,29 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     @discardableResult
     public func yield(_ element: Element) -> Bool {
         let size = sizeOf(element)
-        let consumer: UnsafeContinuation<Element?, any Error>?? = state.withLock { state in
-            if state.consumerGone || state.end != nil { return .none }
+        let action: WriteAction? = state.withLock { state in
+            if state.consumerGone || state.end != nil { return nil }
             if let consumer = state.waitingConsumer {
                 state.waitingConsumer = nil
-                return .some(consumer)
+                return .resumeConsumer(consumer)
             }
+            if let receiver = state.receiver { return .deliver(receiver) }
             state.buffer.append(element)
             state.bufferedBytes += size
             state.peakBufferedBytes = Swift.max(state.peakBufferedBytes, state.bufferedBytes)
-            return .some(nil)
+            return .done
         }
-        switch consumer {
-        case .none: return false
-        case .some(let waiting?):
+        switch action {
+        case nil: return false
+        case .resumeConsumer(let waiting):
             waiting.resume(returning: element)
             onConsume?(size)
-            return true
-        case .some(nil): return true
+        case .deliver(let receiver):
+            receiver.receive(.success(element))
+            onConsume?(size)
+        case .wait, .done: break
         }
+        return true
     }
 
     nonisolated(nonsending) private func waitForSpace() async throws {
@@ -149,16 +160,55 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     @_specialize(exported: true, where Element == RPCRequestPart)
     @_specialize(exported: true, where Element == RPCResponsePart)
     public func finish(throwing error: (any Error)? = nil) {
-        let consumer: UnsafeContinuation<Element?, any Error>? = state.withLock { state in
-            guard state.end == nil else { return nil }
+        let (consumer, receiver) = state.withLock { state -> (UnsafeContinuation<Element?, any Error>?, Receiver?) in
+            guard state.end == nil else { return (nil, nil) }
             state.end = error.map { .failure($0) } ?? .success(())
-            defer { state.waitingConsumer = nil }
-            return state.waitingConsumer
+            defer {
+                state.waitingConsumer = nil
+                state.receiver = nil
+            }
+            return (state.waitingConsumer, state.receiver)
         }
         if let error { consumer?.resume(throwing: error) } else { consumer?.resume(returning: nil) }
+        receiver?.receive(error.map { .failure($0) } ?? .success(nil))
     }
 
     // MARK: Consumer
+
+    /// Takes the place of `next()`: hands what is buffered to `receiver` now, then each
+    /// element as it is written and the end, with no task waiting for them, until
+    /// ``stopDelivering(to:)``. Producers no longer wait for room: the receiver takes every
+    /// element at once. `receiver` is called outside the stream's lock, in order, one element
+    /// at a time (on the producer's thread for elements written later), and never again once
+    /// `stopDelivering` has returned.
+    public func deliver(to receiver: Receiver) {
+        receiver.whileLocked {
+            let (backlog, end) = state.withLock { state -> (Deque<Element>, Result<Void, any Error>?) in
+                precondition(state.waitingConsumer == nil && state.receiver == nil, "BufferedStream has one consumer")
+                defer {
+                    state.buffer.removeAll()
+                    state.bufferedBytes = 0
+                    if state.end == nil && !state.consumerGone { state.receiver = receiver }
+                }
+                return (state.buffer, state.end)
+            }
+            var pending = backlog
+            while let element = pending.popFirst() {
+                $0(.success(element))
+                onConsume?(sizeOf(element))
+            }
+            if let end { $0(end.map { nil }) }
+        }
+        resumeProducersIfRoom()
+    }
+
+    /// Ends ``deliver(to:)``: elements written from now on are buffered for `next()` again.
+    public func stopDelivering(to receiver: Receiver) {
+        state.withLock { state in
+            if state.receiver === receiver { state.receiver = nil }
+        }
+        receiver.close()
+    }
 
     /// The next element; nil once the producer has finished and the buffer is empty.
     @_specialize(exported: true, where Element == RPCRequestPart)
@@ -232,6 +282,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     public func finishConsuming() {
         let producers = state.withLock { state in
             state.consumerGone = true
+            state.receiver = nil
             state.buffer.removeAll()
             state.bufferedBytes = 0
             defer { state.waitingProducers = [:] }
@@ -247,6 +298,33 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
             return Array(state.waitingProducers.values)
         }
         for producer in producers { producer.resume() }
+    }
+
+    /// What ``deliver(to:)`` hands elements to: `.success(element)` for each, then
+    /// `.success(nil)` at a clean end or `.failure(error)`.
+    public final class Receiver: Sendable {
+        public typealias Handler = @Sendable (Result<Element?, any Error>) -> Void
+
+        /// Held while the handler runs, so that once `close` returns it runs no more.
+        private let handler: Mutex<Handler?>
+
+        public init(_ handler: @escaping Handler) {
+            self.handler = Mutex(handler)
+        }
+
+        @usableFromInline
+        func receive(_ delivery: Result<Element?, any Error>) {
+            handler.withLock { $0?(delivery) }
+        }
+
+        func whileLocked(_ body: (Handler) -> Void) {
+            handler.withLock { if let handler = $0 { body(handler) } }
+        }
+
+        @usableFromInline
+        func close() {
+            handler.withLock { $0 = nil }
+        }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

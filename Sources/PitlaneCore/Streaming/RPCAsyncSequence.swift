@@ -17,6 +17,9 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
         /// A transport's buffered stream. Code that knows the element type (the server's
         /// decoding of request parts) reads it with no closure between, by specialized code.
         case stream(BufferedStream<Element>)
+        /// A server's request messages: a transport's request parts, each decoded as it is
+        /// read (or delivered, ``delivering(to:while:)``).
+        case decoding(BufferedStream<RPCRequestPart>, @Sendable (RPCRequestPart) throws -> Element)
         /// A closure that returns the next element, and nil at the end.
         case next(Next)
     }
@@ -42,8 +45,9 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
         self.source = source
     }
 
-    /// The rest of a sequence whose iterator has read some of it.
-    package init(remainderOf iterator: AsyncIterator) {
+    /// The rest of a sequence whose iterator has read some of it: what a handler that read
+    /// the first request itself hands on (to ``delivering(to:while:)``, say).
+    public init(remainderOf iterator: AsyncIterator) {
         if let source = iterator.source {
             self.init(source: source)
         } else {
@@ -76,6 +80,9 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
                 // iterator takes the transports' parts to specialized code from generic code.
                 var parts = stream.makeAsyncIterator()
                 do { return try await parts.next(isolation: actor) } catch { throw error as! Failure }
+            case .decoding(let parts, let decode)?:
+                // Like a stream source, only where Failure is `any Error` (init(parts:decode:)).
+                do { return try await parts.nextPart().map(decode) } catch { throw error as! Failure }
             case .next(let next)?:
                 return try await next()
             case nil:
@@ -93,6 +100,12 @@ extension RPCAsyncSequence where Failure == any Error {
     /// The elements of a transport's stream.
     package init(stream: BufferedStream<Element>) {
         self.init(source: .stream(stream))
+    }
+
+    /// A server's request messages, decoded from a transport's request parts.
+    @usableFromInline
+    package init(parts: BufferedStream<RPCRequestPart>, decode: @escaping @Sendable (RPCRequestPart) throws -> Element) {
+        self.init(source: .decoding(parts, decode))
     }
 }
 
