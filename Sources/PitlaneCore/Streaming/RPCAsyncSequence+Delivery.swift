@@ -37,11 +37,11 @@ extension RPCAsyncSequence where Failure == any Error {
             stream.deliver(to: receiver)
             defer { stream.stopDelivering(to: receiver) }
             return try await body()
-        case .decoding(let parts, let decode)?:
-            let decoding = DecodingDelivery(decode: decode, receive: receive)
+        case .decoding(let messages)?:
+            let decoding = DecodingDelivery(decode: messages.decode, receive: receive)
             let receiver = BufferedStream<RPCRequestPart>.Receiver { decoding.deliver($0) }
-            parts.deliver(to: receiver)
-            defer { parts.stopDelivering(to: receiver) }
+            messages.parts.deliver(to: receiver)
+            defer { messages.parts.stopDelivering(to: receiver) }
             return try await body()
         case .next?, nil:
             return try await withThrowingTaskGroup(of: Void.self) { group in

@@ -19,7 +19,7 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
         case stream(BufferedStream<Element>)
         /// A server's request messages: a transport's request parts, each decoded as it is
         /// read (or delivered, ``delivering(to:while:)``).
-        case decoding(BufferedStream<RPCRequestPart>, @Sendable (RPCRequestPart) throws -> Element)
+        case decoding(RequestMessages<Element>)
         /// A closure that returns the next element, and nil at the end.
         case next(Next)
     }
@@ -80,9 +80,9 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
                 // iterator takes the transports' parts to specialized code from generic code.
                 var parts = stream.makeAsyncIterator()
                 do { return try await parts.next(isolation: actor) } catch { throw error as! Failure }
-            case .decoding(let parts, let decode)?:
+            case .decoding(let messages)?:
                 // Like a stream source, only where Failure is `any Error` (init(parts:decode:)).
-                do { return try await parts.nextPart().map(decode) } catch { throw error as! Failure }
+                do { return try await messages.next() } catch { throw error as! Failure }
             case .next(let next)?:
                 return try await next()
             case nil:
@@ -105,7 +105,29 @@ extension RPCAsyncSequence where Failure == any Error {
     /// A server's request messages, decoded from a transport's request parts.
     @usableFromInline
     package init(parts: BufferedStream<RPCRequestPart>, decode: @escaping @Sendable (RPCRequestPart) throws -> Element) {
-        self.init(source: .decoding(parts, decode))
+        self.init(source: .decoding(RequestMessages(parts: parts, decode: decode)))
+    }
+}
+
+/// A server's request messages: the transport's parts and how each is decoded. One reference
+/// in ``RPCAsyncSequence/Source``, which every handler's sequence and iterator hold.
+@usableFromInline
+package final class RequestMessages<Element>: Sendable {
+    @usableFromInline let parts: BufferedStream<RPCRequestPart>
+    @usableFromInline let decode: @Sendable (RPCRequestPart) throws -> Element
+
+    @usableFromInline
+    init(parts: BufferedStream<RPCRequestPart>, decode: @escaping @Sendable (RPCRequestPart) throws -> Element) {
+        self.parts = parts
+        self.decode = decode
+    }
+
+    /// The next message. Compiled for the handler's message type, but a call of its own: inlined
+    /// into the iterator's `next`, its values made that frame, which every waiting handler
+    /// holds, large enough to cost an idle stream another task-allocator slab.
+    @inlinable @inline(never)
+    nonisolated(nonsending) func next() async throws -> Element? {
+        try await parts.nextPart().map(decode)
     }
 }
 
