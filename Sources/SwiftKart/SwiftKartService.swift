@@ -20,37 +20,29 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
 
     /// The first request picks the race and the event types; later ones replace the event
     /// types on the open stream. The client's half-close ends the RPC, and so does the end of
-    /// the race. One task serves the RPC: it reads the first request itself, then later
-    /// requests are delivered to the follower as they arrive while it forwards events.
+    /// the race. One task serves the RPC: the requests are delivered as they arrive (the first
+    /// to this task, which looks the race up; the rest to the follower) while it forwards events.
     public func followRace(
         request: RPCAsyncSequence<FollowRaceRequest, any Error>,
         response: RPCWriter<FollowRaceResponse>,
         context: ServerContext
     ) async throws {
-        guard let (follower, requests) = try await startFollowing(request) else { return }
-        defer { tracker.leave(follower) }
-        try await requests.delivering(to: { [tracker] delivery in
-            switch delivery {
-            case .success(let change?): tracker.change(follower, eventTypes: Set(change.eventTypes))
-            case .success(nil): follower.finish()
-            case .failure(let error): follower.fail(error)
-            }
-        }) {
+        let selection = RaceSelection(tracker: tracker)
+        try await request.delivering(to: { selection.receive($0) }) {
+            // A client that half-closes before naming a race has followed nothing: OK.
+            guard let first = try await selection.firstRequest() else { return }
+            let follower = try await follow(first)
+            defer { tracker.leave(follower) }
+            selection.start(follower)
             try await follower.forward(to: response)
         }
     }
 
-    /// The follower of the race the first request names, and the requests after it; nil if
-    /// the client half-closed before naming a race (it followed nothing: OK). A call of its
-    /// own, so that its frame is gone before the RPC settles into forwarding.
-    private func startFollowing(
-        _ request: RPCAsyncSequence<FollowRaceRequest, any Error>
-    ) async throws -> (RaceFollower, RPCAsyncSequence<FollowRaceRequest, any Error>)? {
-        var requests = request.makeAsyncIterator()
-        guard let first = try await requests.next() else { return nil }
+    /// A follower of the race the first request names. A call of its own, so that its frame
+    /// is gone before the RPC settles into forwarding.
+    private func follow(_ first: FollowRaceRequest) async throws -> RaceFollower {
         let race = try await race(named: first.raceName, for: "FollowRace")
-        let follower = tracker.follow(race, eventTypes: Set(first.eventTypes))
-        return (follower, RPCAsyncSequence(remainderOf: requests))
+        return tracker.follow(race, eventTypes: Set(first.eventTypes))
     }
 
     /// `FollowRace` with one request: its race and event types, until the race is over.

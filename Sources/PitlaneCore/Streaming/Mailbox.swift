@@ -31,7 +31,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
     @usableFromInline struct State {
         @usableFromInline var buffer: Buffer
-        @usableFromInline var waiter: CheckedContinuation<Buffer.Output?, any Error>?
+        @usableFromInline var waiter: UnsafeContinuation<Buffer.Output?, any Error>?
         @usableFromInline var end: End?
         /// While the reader waits in ``forward(trying:write:)``: where `offer` hands elements
         /// straight away.
@@ -41,7 +41,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
             self.buffer = buffer
         }
 
-        @inlinable mutating func takeWaiter() -> CheckedContinuation<Buffer.Output?, any Error>? {
+        @inlinable mutating func takeWaiter() -> UnsafeContinuation<Buffer.Output?, any Error>? {
             defer {
                 waiter = nil
                 direct = nil
@@ -53,7 +53,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         /// first it refuses goes to the reader itself (with the waiter to resume).
         @inlinable mutating func handOverDirectly(
             _ direct: @Sendable (Buffer.Output) -> Bool
-        ) -> (CheckedContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)? {
+        ) -> (UnsafeContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)? {
             while let next = buffer.removeNext() {
                 if direct(next) { continue }
                 return takeWaiter().map { ($0, .success(next)) }
@@ -72,7 +72,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     /// now or earlier.
     @discardableResult @inlinable
     public func offer(_ input: Buffer.Input) -> Bool {
-        let (resumption, accepted) = state.withLock { state -> ((CheckedContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
+        let (resumption, accepted) = state.withLock { state -> ((UnsafeContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
             guard state.end == nil else { return (nil, false) }
             if let overflow = state.buffer.append(input) {
                 state.end = .failed(overflow)
@@ -93,7 +93,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
     /// Ends the mailbox once the buffered elements are read.
     @inlinable public func end(_ end: End) {
-        let waiter = state.withLock { state -> CheckedContinuation<Buffer.Output?, any Error>? in
+        let waiter = state.withLock { state -> UnsafeContinuation<Buffer.Output?, any Error>? in
             guard state.end == nil else { return nil }
             state.end = end
             return state.takeWaiter()
@@ -128,13 +128,18 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         write: (Buffer.Output) async throws -> Void
     ) async throws {
         while let next = try await next(orHandOverTo: tryWrite) {
-            try await write(next)
+            // What waited in the buffer (offered before the reader arrived, or while the writer
+            // was behind) goes without waiting too when the writer takes it now.
+            if !tryWrite(next) { try await write(next) }
         }
     }
 
+    /// The reader's continuation is unsafe, not checked: it is resumed exactly once, by whoever
+    /// takes it out of the state under the lock (an offer, the end, or the cancellation), and a
+    /// checked one is a heap object per wait, alive as long as a follower waits.
     @inlinable func next(orHandOverTo direct: (@Sendable (Buffer.Output) -> Bool)?) async throws -> Buffer.Output? {
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
+            try await withUnsafeThrowingContinuation { continuation in
                 let result: Result<Buffer.Output?, any Error>? = state.withLock { state in
                     if let next = state.buffer.removeNext() { return .success(next) }
                     switch state.end {

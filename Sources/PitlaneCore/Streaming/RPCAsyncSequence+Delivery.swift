@@ -31,56 +31,72 @@ extension RPCAsyncSequence where Failure == any Error {
     public func delivering<T>(
         to receive: @escaping @Sendable (Delivery) -> Void, while body: () async throws -> T
     ) async throws -> T {
+        // Only a reference and the result live in this frame across `body`; the fallback's
+        // task group is a call of its own.
+        guard let stop = startDelivering(to: receive) else {
+            return try await deliveringFromTask(to: receive, while: body)
+        }
+        defer { stop() }
+        return try await body()
+    }
+
+    /// Hands the source's elements to `receive` from now on; what ends that, or nil if the
+    /// source cannot deliver (then a task reads it).
+    @usableFromInline
+    func startDelivering(to receive: @escaping @Sendable (Delivery) -> Void) -> (@Sendable () -> Void)? {
         switch source {
         case .stream(let stream)?:
             let receiver = BufferedStream<Element>.Receiver(receive)
             stream.deliver(to: receiver)
-            defer { stream.stopDelivering(to: receiver) }
-            return try await body()
+            return { stream.stopDelivering(to: receiver) }
         case .decoding(let messages)?:
             let decoding = DecodingDelivery(decode: messages.decode, receive: receive)
             let receiver = BufferedStream<RPCRequestPart>.Receiver { decoding.deliver($0) }
             messages.parts.deliver(to: receiver)
-            defer { messages.parts.stopDelivering(to: receiver) }
-            return try await body()
+            return { messages.parts.stopDelivering(to: receiver) }
         case .next?, nil:
-            return try await withThrowingTaskGroup(of: Void.self) { group in
-                let receiver = BufferedStream<Element>.Receiver(receive)
-                group.addTask {
-                    do {
-                        for try await element in self { receiver.receive(.success(element)) }
-                        receiver.receive(.success(nil))
-                    } catch {
-                        receiver.receive(.failure(error))
-                    }
+            return nil
+        }
+    }
+
+    /// ``delivering(to:while:)`` for a sequence read by a child task.
+    @inlinable @inline(never)
+    func deliveringFromTask<T>(
+        to receive: @escaping @Sendable (Delivery) -> Void, while body: () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            let receiver = BufferedStream<Element>.Receiver(receive)
+            group.addTask {
+                do {
+                    for try await element in self { receiver.receive(.success(element)) }
+                    receiver.receive(.success(nil))
+                } catch {
+                    receiver.receive(.failure(error))
                 }
-                defer {
-                    receiver.close()
-                    group.cancelAll()
-                }
-                return try await body()
             }
+            defer {
+                receiver.close()
+                group.cancelAll()
+            }
+            return try await body()
         }
     }
 }
 
 /// Decodes request parts as they are delivered; once one fails to decode, the sequence has
 /// failed and what follows is dropped.
-@usableFromInline
 final class DecodingDelivery<Element: Sendable>: Sendable {
     let decode: @Sendable (RPCRequestPart) throws -> Element
     let receive: @Sendable (Result<Element?, any Error>) -> Void
     /// Touched only by `deliver`, which the receiver's lock keeps to one call at a time.
     private let failed = Atomic(false)
 
-    @usableFromInline
     init(decode: @escaping @Sendable (RPCRequestPart) throws -> Element,
          receive: @escaping @Sendable (Result<Element?, any Error>) -> Void) {
         self.decode = decode
         self.receive = receive
     }
 
-    @usableFromInline
     func deliver(_ part: Result<RPCRequestPart?, any Error>) {
         guard !failed.load(ordering: .relaxed) else { return }
         let message = part.flatMap { part in Result { try part.map(decode) } }
