@@ -55,4 +55,22 @@ struct MailboxForwardTests {
         release.continuation.finish()
         await #expect(throws: Overflow.self) { try await forwarding.value }
     }
+
+    @Test("what waited in the buffer before the reader came goes to tryWrite first; only what it refuses to write")
+    func bufferedGoesDirectFirst() async throws {
+        let mailbox = BoundedMailbox<Int>(limit: 100) { _ in Overflow() }
+        for element in 0..<4 { mailbox.offer(element) }
+        mailbox.end(.finished)
+        let direct = Locked<[Int]>([])
+        let waited = Locked<[Int]>([])
+        try await mailbox.forward(trying: { element in
+            guard element != 2 else { return false }  // the writer is behind for this one
+            direct.withLock { $0.append(element) }
+            return true
+        }) { element in
+            waited.withLock { $0.append(element) }
+        }
+        #expect(direct.value == [0, 1, 3])
+        #expect(waited.value == [2])
+    }
 }

@@ -128,9 +128,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         write: (Buffer.Output) async throws -> Void
     ) async throws {
         while let next = try await next(orHandOverTo: tryWrite) {
-            // What waited in the buffer (offered before the reader arrived, or while the writer
-            // was behind) goes without waiting too when the writer takes it now.
-            if !tryWrite(next) { try await write(next) }
+            try await write(next)
         }
     }
 
@@ -141,7 +139,12 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 let result: Result<Buffer.Output?, any Error>? = state.withLock { state in
-                    if let next = state.buffer.removeNext() { return .success(next) }
+                    // What waited in the buffer (offered before the reader came, or while the
+                    // writer was behind) goes to `direct` first, as an offer would.
+                    while let next = state.buffer.removeNext() {
+                        if let direct, direct(next) { continue }
+                        return .success(next)
+                    }
                     switch state.end {
                     case .finished: return .success(nil)
                     case .failed(let error): return .failure(error)
