@@ -230,6 +230,16 @@ def swiftkart(rows):
               f"{'sustained' if ok else 'NOT sustained'}{limit}")
     print("target: ≥ 10,000 followers with p99 < 100 ms at 10 Hz; ≤ 8 KiB per follower "
           "(load µs/msg: each driver's client CPU per message received)")
+    for driver in ("pitlane", "cpp", "nghttp2"):
+        steps = [row for row in rows if (row.get("driver") or "pitlane") == driver]
+        if not steps:
+            continue
+        sustained = [row["followers"] for row in steps
+                     if row["p99_ms"] < 100 and row["messages_per_s"] >= 0.95 * row["followers"] * 10]
+        at_10k = [row for row in steps if row["followers"] == 10_000]
+        memory = f"; {at_10k[0]['kib_per_follower']:.1f} KiB per follower at 10,000" if at_10k else ""
+        largest = f"{max(sustained):,}" if sustained else "none"
+        print(f"{driver}: largest step sustained {largest}{memory}")
 
 
 def instructions(rows):
