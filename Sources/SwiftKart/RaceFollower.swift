@@ -66,7 +66,6 @@ struct TickedEvent: Sendable {
 /// Every tick offers an event to every follower, so the per-event checks are plain fields
 /// (the two deliverable types each have their own), not set and dictionary lookups.
 struct RaceEventBuffer: MailboxBuffer {
-    private(set) var eventTypes: Set<RaceEventType>
     let standingsBacklog: Int
     private var wantsLocations: Bool
     private var wantsStandings: Bool
@@ -76,15 +75,22 @@ struct RaceEventBuffer: MailboxBuffer {
     private var offeredLocationsTick = -1
     private var offeredStandingsTick = -1
 
+    /// The deliverable types wanted, as a set: kept as the two flags, so that a follower holds
+    /// no set storage of its own.
+    var eventTypes: Set<RaceEventType> {
+        var types: Set<RaceEventType> = []
+        if wantsLocations { types.insert(.kartLocations) }
+        if wantsStandings { types.insert(.standings) }
+        return types
+    }
+
     init(eventTypes: Set<RaceEventType>, standingsBacklog: Int) {
-        self.eventTypes = eventTypes
         self.standingsBacklog = standingsBacklog
         wantsLocations = eventTypes.contains(.kartLocations)
         wantsStandings = eventTypes.contains(.standings)
     }
 
     mutating func setEventTypes(_ types: Set<RaceEventType>) {
-        eventTypes = types
         wantsLocations = types.contains(.kartLocations)
         wantsStandings = types.contains(.standings)
         if !wantsLocations { locations = nil }
