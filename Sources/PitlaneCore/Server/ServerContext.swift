@@ -27,6 +27,15 @@ public struct ServerContext: Sendable {
         self.cancellation = cancellation
         self.messageCompression = messageCompression
     }
+
+    /// The context of an RPC the transport accepted: its deadline carried over as it is kept.
+    init(descriptor: MethodDescriptor, transportContext: ServerTransportContext) {
+        self.descriptor = descriptor
+        peer = transportContext.peer
+        deadlineAfterEpoch = transportContext.deadlineAfterEpoch
+        cancellation = transportContext.cancellation
+        messageCompression = MessageCompressionControl()
+    }
 }
 
 /// Sees every RPC a server handles, in order of registration (the first is outermost), and

@@ -17,25 +17,28 @@ enum ServerRPCExecutor {
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async {
-        let call = CallRecord(settings: settings, wireCounts: wireCounts, method: observedMethod)
+        let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: wireCounts)
         let limit = settings.maxRequestMessageBytes
-        let tally = call.tally
         let compression = context.messageCompression
         // Each message read straight from the transport's stream: the fewer async levels
         // under the handler while it waits, the less an idle stream holds.
         let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts)? = inbound.source {
             RPCAsyncSequence(parts: parts) {
-                try decode($0, limit: limit, tally: tally, compression: compression, deserializer: deserializer)
+                try decode($0, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
             }
         } else {
             RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
-                try decode(part, limit: limit, tally: tally, compression: compression, deserializer: deserializer)
+                try decode(part, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
             })
         }
+        // All the RPC's end needs, in one reference: the frames under a waiting handler are
+        // most of what an idle stream holds, and each value kept across it is in them.
+        let responder = ResponseMessageWriter(target: outbound, serializer: serializer, observed: observed,
+                                              compression: compression, cancellation: context.cancellation)
         let request = StreamingServerRequest(metadata: metadata, messages: messages)
         let result = await respond(to: request, context: context, interceptors: settings.interceptors, handler: handler,
-                                   serializer: serializer, outbound: outbound, tally: tally)
-        await call.finish(result, context: context, outbound: outbound)
+                                   responder: responder)
+        await finish(result, observed: observed, cancellation: responder.cancellation, outbound: responder.target)
     }
 
     /// Runs a unary RPC with no interceptors: its one request is read straight from the
@@ -50,14 +53,15 @@ enum ServerRPCExecutor {
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
     ) async {
-        let call = CallRecord(settings: settings, wireCounts: wireCounts, method: observedMethod)
+        let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: wireCounts)
         let compression = context.messageCompression
+        let cancellation = context.cancellation
         let limit = settings.maxRequestMessageBytes
         let result: (Status, Metadata)
         do {
             var received: Input?
             for try await part in inbound {
-                let message = try decode(part, limit: limit, tally: call.tally, compression: compression, deserializer: deserializer)
+                let message = try decode(part, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
                 guard received == nil else {
                     throw RPCError(code: .internal, message: "the client sent more than one request message")
                 }
@@ -67,7 +71,7 @@ enum ServerRPCExecutor {
             let response = try await handler(ServerRequest(metadata: metadata, message: received), context)
             let contents = try response.accepted.get()
             let bytes = try serializer.serialize(contents.message)
-            call.tally?.sent(bytes.count)
+            observed?.sent(bytes.count)
             try await outbound.write(.metadata(contents.metadata))
             try await outbound.write(.message(bytes, compression.flagsForWrite))
             result = (.ok, contents.trailingMetadata)
@@ -75,14 +79,14 @@ enum ServerRPCExecutor {
             let rpcError = RPCError.from(error)
             result = (rpcError.status, rpcError.metadata)
         }
-        await call.finish(result, context: context, outbound: outbound)
+        await finish(result, observed: observed, cancellation: cancellation, outbound: outbound)
     }
 
     /// One request message from its part: within the size limit, its compression recorded,
     /// deserialized.
     @inlinable
     static func decode<Input>(
-        _ part: RPCRequestPart, limit: Int, tally: CallTally?, compression: MessageCompressionControl,
+        _ part: RPCRequestPart, limit: Int, observed: ObservedCall?, compression: MessageCompressionControl,
         deserializer: some MessageDeserializer<Input>
     ) throws -> Input {
         guard case .message(let bytes, let flags) = part else {
@@ -91,7 +95,7 @@ enum ServerRPCExecutor {
         guard bytes.count <= limit else {
             throw RPCError(code: .resourceExhausted, message: "request message of \(bytes.count) bytes exceeds the limit of \(limit)")
         }
-        tally?.received(bytes.count)
+        observed?.received(bytes.count)
         compression.recordRead(flags)
         do {
             return try deserializer.deserialize(bytes)
@@ -105,12 +109,12 @@ enum ServerRPCExecutor {
     /// Runs interceptors and the handler, writes metadata and messages; returns the status.
     /// Inlined into ``run``: one frame under the handler instead of two.
     @inlinable @inline(__always)
-    nonisolated(nonsending) static func respond<Input: Sendable, Output: Sendable>(
+    nonisolated(nonsending) static func respond<Input: Sendable, Serializer: MessageSerializer>(
         to request: StreamingServerRequest<Input>, context: ServerContext, interceptors: [any ServerInterceptor],
-        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>,
-        serializer: some MessageSerializer<Output>, outbound: RPCWriter<RPCResponsePart>.Closable, tally: CallTally?
+        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>,
+        responder: ResponseMessageWriter<Serializer>
     ) async -> (Status, Metadata) {
-        let response: StreamingServerResponse<Output>
+        let response: StreamingServerResponse<Serializer.Message>
         do {
             response = try await intercept(request, context, interceptors[...], handler)
         } catch {
@@ -121,10 +125,8 @@ enum ServerRPCExecutor {
             return (error.status, error.metadata)
         case .success(let contents):
             do {
-                try await outbound.write(.metadata(contents.metadata))
-                let writer = ResponseMessageWriter(target: outbound, serializer: serializer, tally: tally,
-                                                   compression: context.messageCompression)
-                let trailers = try await contents.producer(RPCWriter(wrapping: writer))
+                try await responder.target.write(.metadata(contents.metadata))
+                let trailers = try await contents.producer(RPCWriter(wrapping: responder))
                 return (.ok, trailers)
             } catch {
                 let rpcError = RPCError.from(error)
@@ -133,7 +135,9 @@ enum ServerRPCExecutor {
         }
     }
 
-    @inlinable
+    /// Not inlined: the interceptors' temporaries would take room in the executor's frame,
+    /// which lives for the whole RPC.
+    @inlinable @inline(never)
     nonisolated(nonsending) static func intercept<Input: Sendable, Output: Sendable>(
         _ request: StreamingServerRequest<Input>, _ context: ServerContext,
         _ interceptors: ArraySlice<any ServerInterceptor>,
@@ -146,43 +150,17 @@ enum ServerRPCExecutor {
     }
 }
 
-/// What every RPC shares around its handling: the observer's start and finish, the deadline,
-/// and the status written at the end (or the stream failed, if cancelled). Two steps around
-/// the handling, not a wrapper that takes it as a closure: every async level between the
-/// transport and the handler keeps its frame on the RPC task's allocator for as long as the
-/// handler waits, and an idle stream's memory is mostly that stack.
-@usableFromInline
-struct CallRecord {
-    // Visible to inlined code, so that its layout is known there: otherwise looked up at run
-    // time and allocated on the task.
-    @usableFromInline let observer: (any ServerCallObserver)?
-    @usableFromInline let method: MethodDescriptor?
-    @usableFromInline let wireCounts: (any MessageWireCounts)?
-    /// When the RPC started, as an offset (see ``MonotonicEpoch``).
-    @usableFromInline let started: Duration?
-    /// Sizes of serialized messages, counted when the observer needs sizes the transport
-    /// does not count on the wire.
-    @usableFromInline let tally: CallTally?
-
-    /// Starts the RPC: tells the observer.
-    @usableFromInline
-    init(settings: ServerRPCSettings, wireCounts: (any MessageWireCounts)?, method: MethodDescriptor?) {
-        observer = settings.observer
-        self.method = method
-        self.wireCounts = wireCounts
-        started = observer == nil ? nil : MonotonicEpoch.offset(of: .now)
-        tally = observer == nil || wireCounts != nil ? nil : CallTally()
-        observer?.callStarted(method)
-    }
-
-    /// Ends the RPC once its handling returned `result`: past the context's deadline the
-    /// transport cancelled the task (``RPCCancellationHandle/expireDeadline()``, from a timer
-    /// it armed, so a deadline costs no task), and the status says so.
-    @usableFromInline
-    nonisolated(nonsending) func finish(
-        _ result: (Status, Metadata), context: ServerContext, outbound: RPCWriter<RPCResponsePart>.Closable
+extension ServerRPCExecutor {
+    /// Ends an RPC once its handling returned `result`: past its deadline the transport
+    /// cancelled the task (``RPCCancellationHandle/expireDeadline()``, from a timer it armed,
+    /// so a deadline costs no task), and the status says so. Not inlined: its frame exists
+    /// only once the handler has returned.
+    @usableFromInline @inline(never)
+    nonisolated(nonsending) static func finish(
+        _ result: (Status, Metadata), observed: ObservedCall?, cancellation: RPCCancellationHandle,
+        outbound: RPCWriter<RPCResponsePart>.Closable
     ) async {
-        let deadlineExceeded = context.cancellation.isDeadlineExceeded
+        let deadlineExceeded = cancellation.isDeadlineExceeded
         let cancelled = !deadlineExceeded && Task.isCancelled
         let status: (Status, Metadata)
         if deadlineExceeded {
@@ -192,13 +170,9 @@ struct CallRecord {
         } else {
             status = result
         }
-        // Waiters on `context.cancellation` are released once the handler is done.
-        context.cancellation.raise()
-        if let observer, let started {
-            observer.callFinished(method, code: status.0.code, duration: MonotonicEpoch.offset(of: .now) - started,
-                                  receivedBytes: wireCounts?.receivedMessageWireBytes ?? tally?.receivedBytes ?? 0,
-                                  sentBytes: wireCounts?.sentMessageWireBytes ?? tally?.sentBytes ?? 0)
-        }
+        // Waiters on the cancellation handle are released once the handler is done.
+        cancellation.raise()
+        observed?.finished(status.0.code)
         if cancelled {
             await outbound.finish(throwing: RPCError(code: .cancelled, message: "the RPC was cancelled"))
             return
@@ -209,23 +183,26 @@ struct CallRecord {
 }
 
 /// The handler's response writer: serializes each message and writes it to the stream as a
-/// part. One value, so the handler's `RPCWriter` costs one allocation (a writer mapping
-/// through closures cost four).
+/// part; it also holds what the RPC's end needs. One object, so the handler's `RPCWriter`
+/// costs one allocation (a writer mapping through closures cost four) and the executor's frame
+/// under the handler one reference.
 @usableFromInline
-struct ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol where Serializer.Message: Sendable {
+final class ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol where Serializer.Message: Sendable {
     @usableFromInline typealias Element = Serializer.Message
-    let target: RPCWriter<RPCResponsePart>.Closable
+    @usableFromInline let target: RPCWriter<RPCResponsePart>.Closable
     let serializer: Serializer
-    let tally: CallTally?
+    let observed: ObservedCall?
     let compression: MessageCompressionControl
+    @usableFromInline let cancellation: RPCCancellationHandle
 
     @usableFromInline
-    init(target: RPCWriter<RPCResponsePart>.Closable, serializer: Serializer, tally: CallTally?,
-         compression: MessageCompressionControl) {
+    init(target: RPCWriter<RPCResponsePart>.Closable, serializer: Serializer, observed: ObservedCall?,
+         compression: MessageCompressionControl, cancellation: RPCCancellationHandle) {
         self.target = target
         self.serializer = serializer
-        self.tally = tally
+        self.observed = observed
         self.compression = compression
+        self.cancellation = cancellation
     }
 
     @usableFromInline
@@ -252,14 +229,14 @@ struct ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol w
     }
 
     private func write(bytes: [UInt8]) async throws {
-        tally?.sent(bytes.count)
+        observed?.sent(bytes.count)
         try await target.write(.message(bytes, compression.flagsForWrite))
     }
 
     /// Counted as sent only once queued: a message not queued now is written again.
     private func tryWrite(bytes: [UInt8]) -> Bool {
         guard target.tryWrite(.message(bytes, compression.flagsForWrite)) else { return false }
-        tally?.sent(bytes.count)
+        observed?.sent(bytes.count)
         return true
     }
 }

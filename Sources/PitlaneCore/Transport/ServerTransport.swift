@@ -23,7 +23,7 @@ public struct ServerTransportContext: Sendable {
         set { deadlineAfterEpoch = newValue.map(MonotonicEpoch.offset(of:)) }
     }
     /// `deadline`, kept as an offset (see ``MonotonicEpoch``).
-    private var deadlineAfterEpoch: Duration?
+    private(set) var deadlineAfterEpoch: Duration?
     /// The RPC's cancellation signal, which the transport raises when the client cancels,
     /// the connection is lost or the deadline passes; it becomes the handler's
     /// ``ServerContext/cancellation``.

@@ -1,4 +1,4 @@
-extension GRPCServer {
+extension RPCDispatch {
     /// Answers an RPC that no handler serves (a method the server does not know, one it cannot
     /// serve in the request's codec or over GET) with `error`, a trailers-only response.
     ///
@@ -6,7 +6,9 @@ extension GRPCServer {
     /// shipped logging, access-log and tracing interceptors) run around it as around a handler,
     /// so the call gets its log line and its span like any other; the observer counts it under
     /// `observedMethod` (nil for a method the server does not know: metrics' `"other"`). Without
-    /// such interceptors nothing runs but the observer.
+    /// such interceptors nothing runs but the observer. Not inlined into the routing: its
+    /// frame would be in every RPC's.
+    @inline(never)
     nonisolated(nonsending) static func refuse(
         _ stream: ServerRPCStream, _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
         _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings, _ error: RPCError,
@@ -18,8 +20,7 @@ extension GRPCServer {
         }
         var refusing = settings
         refusing.interceptors = interceptors
-        let context = ServerContext(descriptor: stream.descriptor, peer: transportContext.peer, deadline: transportContext.deadline,
-                                    cancellation: transportContext.cancellation)
+        let context = ServerContext(descriptor: stream.descriptor, transportContext: transportContext)
         // The request is never read: its messages stay bytes.
         await ServerRPCExecutor.run(
             metadata: metadata, inbound: inbound, outbound: stream.outbound, context: context, settings: refusing,
