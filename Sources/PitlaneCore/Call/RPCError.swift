@@ -62,6 +62,17 @@ public struct RPCError: Error, Sendable, Hashable, CustomStringConvertible {
         message.isEmpty ? "\(code)" : "\(code): \(message)"
     }
 
+    /// The status and trailing metadata of an RPC that ends with this error.
+    @usableFromInline var statusAndMetadata: (Status, Metadata) { (status, metadata) }
+
+    /// The status and trailing metadata of an RPC that ends with `error` (as ``from(_:unknownMessage:)``
+    /// reports it). Not inlined: its temporaries would take room in the async frame it is
+    /// called from.
+    @usableFromInline @inline(never)
+    static func statusAndMetadata(of error: any Error) -> (Status, Metadata) {
+        from(error).statusAndMetadata
+    }
+
     /// The error to report for anything a handler or transport throws: RPC errors as they
     /// are, errors that know their RPC form (`RPCErrorConvertible`) as that, cancellation as
     /// `.cancelled`, everything else as `.unknown` without details (they may hold internals

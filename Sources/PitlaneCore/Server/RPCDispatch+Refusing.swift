@@ -1,34 +1,48 @@
 extension RPCDispatch {
     /// Answers an RPC that no handler serves (a method the server does not know, one it cannot
-    /// serve in the request's codec or over GET) with `error`, a trailers-only response.
+    /// serve in the request's codec or over GET) with a trailers-only response saying why.
     ///
     /// The interceptors that ask to see such calls (``ServerInterceptor/seesUnservedCalls``: the
     /// shipped logging, access-log and tracing interceptors) run around it as around a handler,
     /// so the call gets its log line and its span like any other; the observer counts it under
-    /// `observedMethod` (nil for a method the server does not know: metrics' `"other"`). Without
-    /// such interceptors nothing runs but the observer. Not inlined into the routing: its
-    /// frame would be in every RPC's.
+    /// its method when the server has the method (a method it does not know is metrics'
+    /// `"other"`). Without such interceptors nothing runs but the observer. Not inlined into
+    /// the dispatch: its frame would be under every RPC.
     @inline(never)
     nonisolated(nonsending) static func refuse(
-        _ stream: ServerRPCStream, _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
-        _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings, _ error: RPCError,
-        observedMethod: MethodDescriptor?
+        _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, router: RPCRouter,
+        settings: ServerRPCSettings
     ) async {
+        let (error, observedMethod) = refusal(of: stream.descriptor, transportContext, router: router)
         let interceptors = settings.interceptors.filter { $0.seesUnservedCalls }
         guard !interceptors.isEmpty else {
             return await reject(stream, error, observer: settings.observer, method: observedMethod)
         }
         var refusing = settings
         refusing.interceptors = interceptors
-        let context = ServerContext(descriptor: stream.descriptor, transportContext: transportContext)
         // The request is never read: its messages stay bytes.
         await ServerRPCExecutor.run(
-            metadata: metadata, inbound: inbound, outbound: stream.outbound, context: context, settings: refusing,
-            wireCounts: stream.wireCounts, observedMethod: observedMethod,
+            stream: stream, transportContext: transportContext, settings: refusing, observedMethod: observedMethod,
             deserializer: UnreadBytes(), serializer: UnreadBytes()
         ) { (_: StreamingServerRequest<[UInt8]>, _: ServerContext) in
             StreamingServerResponse<[UInt8]>(error: error)
         }
+    }
+
+    /// Why no handler serves `descriptor`, and the method the observer counts the RPC under.
+    private static func refusal(
+        of descriptor: MethodDescriptor, _ transportContext: ServerTransportContext, router: RPCRouter
+    ) -> (RPCError, observedMethod: MethodDescriptor?) {
+        guard let entry = router.entry(for: descriptor) else {
+            return (RPCError(code: .unimplemented, message: "method \(descriptor) is not implemented"), nil)
+        }
+        guard entry.handlers[transportContext.codec] != nil else {
+            let error = RPCError(code: .unimplemented,
+                                 message: "method \(descriptor) has no \(transportContext.codec.rawValue) codec")
+            return (error, descriptor)
+        }
+        return (RPCError(code: .unimplemented, message: "method \(descriptor) has side effects: call it with POST, not GET"),
+                descriptor)
     }
 }
 

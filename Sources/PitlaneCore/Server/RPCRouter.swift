@@ -2,16 +2,14 @@ import PitlaneProtobuf
 
 /// Maps method paths to handlers; services register their methods into it.
 public struct RPCRouter: Sendable {
-    /// Runs one RPC on a stream whose request metadata has been read. The closure is kept in
+    /// Runs one RPC, its request metadata still to be read. The closure is kept in
     /// a struct: stored in a dictionary as it is, it would be called through two thunks that
     /// adapt its calling convention, each a frame more under the handler for the whole RPC.
     @usableFromInline
     struct Handler: Sendable {
         @usableFromInline
         typealias Run = nonisolated(nonsending) @Sendable (
-            _ metadata: Metadata, _ inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
-            _ outbound: RPCWriter<RPCResponsePart>.Closable, _ context: ServerContext,
-            _ settings: ServerRPCSettings, _ wireCounts: (any MessageWireCounts)?
+            _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings
         ) async -> Void
 
         @usableFromInline let run: Run
@@ -100,13 +98,12 @@ public struct RPCRouter: Sendable {
         let streaming = Self.handler(deserializer, serializer) { request, context in
             StreamingServerResponse(single: try await handler(ServerRequest(stream: request), context))
         }
-        return Handler { metadata, inbound, outbound, context, settings, wireCounts in
+        return Handler { stream, transportContext, settings in
             guard settings.interceptors.isEmpty else {
-                return await streaming.run(metadata, inbound, outbound, context, settings, wireCounts)
+                return await streaming.run(stream, transportContext, settings)
             }
             await ServerRPCExecutor.runUnary(
-                metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
-                wireCounts: wireCounts, observedMethod: context.descriptor,
+                stream: stream, transportContext: transportContext, settings: settings, observedMethod: stream.descriptor,
                 deserializer: deserializer, serializer: serializer, handler: handler
             )
         }
@@ -117,16 +114,23 @@ public struct RPCRouter: Sendable {
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) -> Handler {
-        Handler { metadata, inbound, outbound, context, settings, wireCounts in
+        Handler { stream, transportContext, settings in
             await ServerRPCExecutor.run(
-                metadata: metadata, inbound: inbound, outbound: outbound, context: context, settings: settings,
-                wireCounts: wireCounts, observedMethod: context.descriptor,
+                stream: stream, transportContext: transportContext, settings: settings, observedMethod: stream.descriptor,
                 deserializer: deserializer, serializer: serializer, handler: handler
             )
         }
     }
 
     func entry(for descriptor: MethodDescriptor) -> Entry? { entries[descriptor] }
+
+    /// The handler that serves an RPC of `descriptor` in the request's codec (and over GET,
+    /// when it came so); nil when none does.
+    func handler(for descriptor: MethodDescriptor, _ transportContext: ServerTransportContext) -> Handler? {
+        guard let entry = entries[descriptor], let handler = entry.handlers[transportContext.codec],
+              !transportContext.requiresNoSideEffects || entry.idempotency == .noSideEffects else { return nil }
+        return handler
+    }
 }
 
 /// Server-wide settings every RPC sees.

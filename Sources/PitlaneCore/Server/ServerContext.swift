@@ -29,6 +29,7 @@ public struct ServerContext: Sendable {
     }
 
     /// The context of an RPC the transport accepted: its deadline carried over as it is kept.
+    @usableFromInline
     init(descriptor: MethodDescriptor, transportContext: ServerTransportContext) {
         self.descriptor = descriptor
         peer = transportContext.peer

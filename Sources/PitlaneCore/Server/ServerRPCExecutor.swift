@@ -11,34 +11,20 @@ enum ServerRPCExecutor {
     /// the interceptors, and responses encoded as it writes them.
     @inlinable
     nonisolated(nonsending) static func run<Input: Sendable, Output: Sendable>(
-        metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
-        outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
-        wireCounts: (any MessageWireCounts)?, observedMethod: MethodDescriptor?,
+        stream: ServerRPCStream, transportContext: ServerTransportContext, settings: ServerRPCSettings,
+        observedMethod: MethodDescriptor?,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async {
-        let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: wireCounts)
-        let limit = settings.maxRequestMessageBytes
-        let compression = context.messageCompression
-        // Each message read straight from the transport's stream: the fewer async levels
-        // under the handler while it waits, the less an idle stream holds.
-        let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts)? = inbound.source {
-            RPCAsyncSequence(parts: parts) {
-                try decode($0, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
-            }
-        } else {
-            RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
-                try decode(part, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
-            })
-        }
-        // All the RPC's end needs, in one reference: the frames under a waiting handler are
-        // most of what an idle stream holds, and each value kept across it is in them.
-        let responder = ResponseMessageWriter(target: outbound, serializer: serializer, observed: observed,
-                                              compression: compression, cancellation: context.cancellation)
-        let request = StreamingServerRequest(metadata: metadata, messages: messages)
-        let result = await respond(to: request, context: context, interceptors: settings.interceptors, handler: handler,
-                                   responder: responder)
-        await finish(result, observed: observed, cancellation: responder.cancellation, outbound: responder.target)
+        // Everything the RPC keeps while its handler runs is in one object, made before the
+        // handler runs: the frames under a waiting handler are most of what an idle stream
+        // holds, and each value kept across the wait is a slot in them.
+        guard let call = await ServerStreamingCall.start(
+            stream: stream, transportContext: transportContext, settings: settings, observedMethod: observedMethod,
+            deserializer: deserializer, serializer: serializer
+        ) else { return }
+        let result = await respond(to: call, interceptors: settings.interceptors, handler: handler)
+        await finish(result, observed: call.observed, cancellation: call.context.cancellation, outbound: call.target)
     }
 
     /// Runs a unary RPC with no interceptors: its one request is read straight from the
@@ -47,20 +33,24 @@ enum ServerRPCExecutor {
     /// form's sequence, writer and response adapters cost a type-metadata lookup each).
     @inlinable
     nonisolated(nonsending) static func runUnary<Input: Sendable, Output: Sendable>(
-        metadata: Metadata, inbound: RPCAsyncSequence<RPCRequestPart, any Error>,
-        outbound: RPCWriter<RPCResponsePart>.Closable, context: ServerContext, settings: ServerRPCSettings,
-        wireCounts: (any MessageWireCounts)?, observedMethod: MethodDescriptor?,
+        stream: ServerRPCStream, transportContext: ServerTransportContext, settings: ServerRPCSettings,
+        observedMethod: MethodDescriptor?,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
     ) async {
-        let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: wireCounts)
+        var inbound = stream.inbound.makeAsyncIterator()
+        guard let metadata = await readMetadata(&inbound, of: stream, transportContext, observer: settings.observer,
+                                                method: observedMethod) else { return }
+        let outbound = stream.outbound
+        let context = ServerContext(descriptor: stream.descriptor, transportContext: transportContext)
+        let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: stream.wireCounts)
         let compression = context.messageCompression
         let cancellation = context.cancellation
         let limit = settings.maxRequestMessageBytes
         let result: (Status, Metadata)
         do {
             var received: Input?
-            for try await part in inbound {
+            while let part = try await inbound.next() {
                 let message = try decode(part, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
                 guard received == nil else {
                     throw RPCError(code: .internal, message: "the client sent more than one request message")
@@ -80,6 +70,42 @@ enum ServerRPCExecutor {
             result = (rpcError.status, rpcError.metadata)
         }
         await finish(result, observed: observed, cancellation: cancellation, outbound: outbound)
+    }
+
+    /// The request's metadata, its stream's first part; nil when the stream failed first
+    /// (cancelled while the headers were on their way), the RPC then answered with why.
+    /// `iterator` is left at the first message.
+    @inlinable @inline(__always)
+    nonisolated(nonsending) static func readMetadata(
+        _ iterator: inout RPCAsyncSequence<RPCRequestPart, any Error>.AsyncIterator, of stream: ServerRPCStream,
+        _ transportContext: ServerTransportContext, observer: (any ServerCallObserver)?, method: MethodDescriptor?
+    ) async -> Metadata? {
+        let first: RPCRequestPart?
+        do {
+            first = try await iterator.next(isolation: #isolation)
+        } catch {
+            await reject(stream, unreadable: error, transportContext, observer: observer, method: method)
+            return nil
+        }
+        guard case .metadata(let metadata)? = first else {
+            await reject(stream, unreadable: RPCError(code: .internal, message: "the RPC began without metadata"),
+                         transportContext, observer: observer, method: method)
+            return nil
+        }
+        return metadata
+    }
+
+    /// Answers an RPC whose metadata could not be read. Not inlined: an RPC that ends so is
+    /// rare, and its temporaries would take room in every RPC's frame.
+    @usableFromInline @inline(never)
+    nonisolated(nonsending) static func reject(
+        _ stream: ServerRPCStream, unreadable error: any Error, _ transportContext: ServerTransportContext,
+        observer: (any ServerCallObserver)?, method: MethodDescriptor?
+    ) async {
+        let failure = transportContext.cancellation.isDeadlineExceeded
+            ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")
+            : RPCError.from(error)
+        await RPCDispatch.reject(stream, failure, observer: observer, method: method)
     }
 
     /// One request message from its part: within the size limit, its compression recorded,
@@ -107,37 +133,47 @@ enum ServerRPCExecutor {
     }
 
     /// Runs interceptors and the handler, writes metadata and messages; returns the status.
-    /// Inlined into ``run``: one frame under the handler instead of two.
+    /// Inlined into ``run``: one frame under the handler instead of two. The handler's
+    /// response is taken apart elsewhere (``accept(_:interceptors:handler:)``), so that this
+    /// frame, under the producer for as long as it runs, holds only the producer and its
+    /// writer.
     @inlinable @inline(__always)
     nonisolated(nonsending) static func respond<Input: Sendable, Serializer: MessageSerializer>(
-        to request: StreamingServerRequest<Input>, context: ServerContext, interceptors: [any ServerInterceptor],
-        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>,
-        responder: ResponseMessageWriter<Serializer>
+        to call: ServerStreamingCall<Input, Serializer>, interceptors: [any ServerInterceptor],
+        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>
     ) async -> (Status, Metadata) {
-        let response: StreamingServerResponse<Serializer.Message>
-        do {
-            response = try await intercept(request, context, interceptors[...], handler)
-        } catch {
-            response = StreamingServerResponse(error: RPCError.from(error))
+        let producer: @Sendable (RPCWriter<Serializer.Message>) async throws -> Metadata
+        switch await accept(call, interceptors: interceptors, handler: handler) {
+        case .success(let contents): producer = contents.producer
+        case .failure(let error): return error.statusAndMetadata
         }
-        switch response.accepted {
-        case .failure(let error):
-            return (error.status, error.metadata)
-        case .success(let contents):
-            do {
-                try await responder.target.write(.metadata(contents.metadata))
-                let trailers = try await contents.producer(RPCWriter(wrapping: responder))
-                return (.ok, trailers)
-            } catch {
-                let rpcError = RPCError.from(error)
-                return (rpcError.status, rpcError.metadata)
-            }
+        do {
+            return (.ok, try await producer(RPCWriter(wrapping: call)))
+        } catch {
+            return RPCError.statusAndMetadata(of: error)
         }
     }
 
-    /// Not inlined: the interceptors' temporaries would take room in the executor's frame,
-    /// which lives for the whole RPC.
+    /// Runs interceptors and the handler; when the handler accepted the RPC, writes the
+    /// response's metadata and returns the rest of the response: its producer. (The producer
+    /// kept in its struct: a bare closure in a generic `Result` is called through a
+    /// reabstraction thunk, a frame more under it.)
     @inlinable @inline(never)
+    nonisolated(nonsending) static func accept<Input: Sendable, Serializer: MessageSerializer>(
+        _ call: ServerStreamingCall<Input, Serializer>, interceptors: [any ServerInterceptor],
+        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>
+    ) async -> Result<StreamingServerResponse<Serializer.Message>.Contents, RPCError> {
+        do {
+            let response = try await intercept(call.request, call.context, interceptors[...], handler)
+            let contents = try response.accepted.get()
+            try await call.target.write(.metadata(contents.metadata))
+            return .success(contents)
+        } catch {
+            return .failure(RPCError.from(error))
+        }
+    }
+
+    @inlinable
     nonisolated(nonsending) static func intercept<Input: Sendable, Output: Sendable>(
         _ request: StreamingServerRequest<Input>, _ context: ServerContext,
         _ interceptors: ArraySlice<any ServerInterceptor>,
@@ -179,64 +215,5 @@ extension ServerRPCExecutor {
         }
         try? await outbound.write(.status(status.0, status.1))
         await outbound.finish(throwing: nil)
-    }
-}
-
-/// The handler's response writer: serializes each message and writes it to the stream as a
-/// part; it also holds what the RPC's end needs. One object, so the handler's `RPCWriter`
-/// costs one allocation (a writer mapping through closures cost four) and the executor's frame
-/// under the handler one reference.
-@usableFromInline
-final class ResponseMessageWriter<Serializer: MessageSerializer>: RPCWriterProtocol where Serializer.Message: Sendable {
-    @usableFromInline typealias Element = Serializer.Message
-    @usableFromInline let target: RPCWriter<RPCResponsePart>.Closable
-    let serializer: Serializer
-    let observed: ObservedCall?
-    let compression: MessageCompressionControl
-    @usableFromInline let cancellation: RPCCancellationHandle
-
-    @usableFromInline
-    init(target: RPCWriter<RPCResponsePart>.Closable, serializer: Serializer, observed: ObservedCall?,
-         compression: MessageCompressionControl, cancellation: RPCCancellationHandle) {
-        self.target = target
-        self.serializer = serializer
-        self.observed = observed
-        self.compression = compression
-        self.cancellation = cancellation
-    }
-
-    @usableFromInline
-    func write(_ message: Element) async throws {
-        try await write(bytes: serializer.serialize(message))
-    }
-
-    @usableFromInline
-    func write(serialized message: SerializedMessage<Element>) async throws {
-        try await write(bytes: serializer.serialize(message))
-    }
-
-    /// A message that cannot be serialized is not queued: `write` then throws the error.
-    @usableFromInline
-    func tryWrite(_ message: Element) -> Bool {
-        guard let bytes = try? serializer.serialize(message) else { return false }
-        return tryWrite(bytes: bytes)
-    }
-
-    @usableFromInline
-    func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
-        guard let bytes = try? serializer.serialize(message) else { return false }
-        return tryWrite(bytes: bytes)
-    }
-
-    private func write(bytes: [UInt8]) async throws {
-        observed?.sent(bytes.count)
-        try await target.write(.message(bytes, compression.flagsForWrite))
-    }
-
-    /// Counted as sent only once queued: a message not queued now is written again.
-    private func tryWrite(bytes: [UInt8]) -> Bool {
-        guard target.tryWrite(.message(bytes, compression.flagsForWrite)) else { return false }
-        observed?.sent(bytes.count)
-        return true
     }
 }
