@@ -104,7 +104,8 @@ struct DeliveryTests {
     @Test("a server's request parts are decoded as delivered; the first that fails to decode ends the delivery")
     func decodingSource() async throws {
         let parts = BufferedStream<RPCRequestPart>(highWatermark: 1_000, sizeOf: { _ in 1 })
-        let sequence = RPCAsyncSequence<Int, any Error>(parts: parts) { part in
+        let checks = RequestMessageChecks(limit: .max)
+        let sequence = RPCAsyncSequence<Int, any Error>(parts: parts, checks: checks) { part, _ in
             guard case .message(let bytes, _) = part, let first = bytes.first, first != 0xFF else { throw Broken() }
             return Int(first)
         }

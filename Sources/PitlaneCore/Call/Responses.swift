@@ -64,7 +64,7 @@ public struct StreamingClientResponse<Message: Sendable>: Sendable {
     public var messages: RPCAsyncSequence<Message, any Error> {
         switch accepted {
         case .success(let contents):
-            if case .next(let nextPart)? = contents.bodyParts.source {
+            if case .next(let nextPart) = contents.bodyParts.source {
                 // One closure over the parts' own: no iterator level (and executor hop) more.
                 RPCAsyncSequence {
                     while let part = try await nextPart() {

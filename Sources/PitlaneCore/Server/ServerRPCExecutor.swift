@@ -46,12 +46,12 @@ enum ServerRPCExecutor {
         let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: stream.wireCounts)
         let compression = context.messageCompression
         let cancellation = context.cancellation
-        let limit = settings.maxRequestMessageBytes
+        let checks = RequestMessageChecks(limit: settings.maxRequestMessageBytes, observed: observed, compression: compression)
         let result: (Status, Metadata)
         do {
             var received: Input?
             while let part = try await inbound.next() {
-                let message = try decode(part, limit: limit, observed: observed, compression: compression, deserializer: deserializer)
+                let message = try checks.decode(part, with: deserializer)
                 guard received == nil else {
                     throw RPCError(code: .internal, message: "the client sent more than one request message")
                 }
@@ -106,30 +106,6 @@ enum ServerRPCExecutor {
             ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")
             : RPCError.from(error)
         await RPCDispatch.reject(stream, failure, observer: observer, method: method)
-    }
-
-    /// One request message from its part: within the size limit, its compression recorded,
-    /// deserialized.
-    @inlinable
-    static func decode<Input>(
-        _ part: RPCRequestPart, limit: Int, observed: ObservedCall?, compression: MessageCompressionControl,
-        deserializer: some MessageDeserializer<Input>
-    ) throws -> Input {
-        guard case .message(let bytes, let flags) = part else {
-            throw RPCError(code: .internal, message: "the client sent metadata twice")
-        }
-        guard bytes.count <= limit else {
-            throw RPCError(code: .resourceExhausted, message: "request message of \(bytes.count) bytes exceeds the limit of \(limit)")
-        }
-        observed?.received(bytes.count)
-        compression.recordRead(flags)
-        do {
-            return try deserializer.deserialize(bytes)
-        } catch let error as RPCError {
-            throw error
-        } catch {
-            throw RPCError(code: .internal, message: "cannot deserialize the request: \(error)")
-        }
     }
 
     /// Runs interceptors and the handler, writes metadata and messages; returns the status.

@@ -38,19 +38,15 @@ where Serializer.Message: Sendable {
         let inbound = RPCAsyncSequence(remainderOf: iterator)
         let context = ServerContext(descriptor: stream.descriptor, transportContext: transportContext)
         let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: stream.wireCounts)
-        let limit = settings.maxRequestMessageBytes
-        let compression = context.messageCompression
+        let checks = RequestMessageChecks(limit: settings.maxRequestMessageBytes, observed: observed,
+                                          compression: context.messageCompression)
         // Each message read straight from the transport's stream: the fewer async levels
         // under the handler while it waits, the less an idle stream holds.
-        let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts)? = inbound.source {
-            RPCAsyncSequence(parts: parts) {
-                try ServerRPCExecutor.decode($0, limit: limit, observed: observed, compression: compression,
-                                             deserializer: deserializer)
-            }
+        let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts) = inbound.source {
+            RPCAsyncSequence(parts: parts, checks: checks) { part, checks in try checks.decode(part, with: deserializer) }
         } else {
             RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
-                try ServerRPCExecutor.decode(part, limit: limit, observed: observed, compression: compression,
-                                             deserializer: deserializer)
+                try checks.decode(part, with: deserializer)
             })
         }
         return ServerStreamingCall(request: StreamingServerRequest(metadata: metadata, messages: messages),

@@ -51,7 +51,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// - Parameters:
     ///   - highWatermark: writers wait while more bytes than this are buffered.
     ///   - sizeOf: the bytes an element accounts for.
-    ///   - onConsume: called (outside any lock) with an element's size when it is read.
+    ///   - onConsume: called (outside any lock) with an element's size when it is read, unless
+    ///     that size is zero.
     @_specialize(exported: true, where Element == RPCRequestPart)
     @_specialize(exported: true, where Element == RPCResponsePart)
     public init(
@@ -61,6 +62,11 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         self.highWatermark = highWatermark
         self.sizeOf = sizeOf
         self.onConsume = onConsume
+    }
+
+    @inline(__always)
+    private func consumed(_ size: Int) {
+        if size > 0 { onConsume?(size) }
     }
 
     /// The most bytes ever buffered at once.
@@ -91,10 +97,10 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         switch action {
         case .resumeConsumer(let consumer):
             consumer.resume(returning: element)
-            onConsume?(size)
+            consumed(size)
         case .deliver(let receiver):
             receiver.receive(.success(element))
-            onConsume?(size)
+            consumed(size)
         case .wait:
             try await waitForSpace()
         case .done:
@@ -126,10 +132,10 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         case nil: return false
         case .resumeConsumer(let waiting):
             waiting.resume(returning: element)
-            onConsume?(size)
+            consumed(size)
         case .deliver(let receiver):
             receiver.receive(.success(element))
-            onConsume?(size)
+            consumed(size)
         case .wait, .done: break
         }
         return true
@@ -195,7 +201,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
             var pending = backlog
             while let element = pending.popFirst() {
                 $0(.success(element))
-                onConsume?(sizeOf(element))
+                consumed(sizeOf(element))
             }
             if let end { $0(end.map { nil }) }
         }
@@ -226,7 +232,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         switch action {
         case .element(let element, let size):
             resumeProducersIfRoom()
-            onConsume?(size)
+            consumed(size)
             return element
         case .end(let end):
             try end.get()
@@ -257,7 +263,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
                 switch now {
                 case .element(let element, let size):
                     resumeProducersIfRoom()
-                    onConsume?(size)
+                    consumed(size)
                     continuation.resume(returning: element)
                 case .end(let end):
                     continuation.resume(with: end.map { nil })

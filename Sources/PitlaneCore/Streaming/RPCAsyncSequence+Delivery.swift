@@ -45,16 +45,16 @@ extension RPCAsyncSequence where Failure == any Error {
     @usableFromInline
     func startDelivering(to receive: @escaping @Sendable (Delivery) -> Void) -> (@Sendable () -> Void)? {
         switch source {
-        case .stream(let stream)?:
+        case .stream(let stream):
             let receiver = BufferedStream<Element>.Receiver(receive)
             stream.deliver(to: receiver)
             return { stream.stopDelivering(to: receiver) }
-        case .decoding(let messages)?:
-            let decoding = DecodingDelivery(decode: messages.decode, receive: receive)
+        case .decoding(let messages):
+            let decoding = DecodingDelivery(messages: messages, receive: receive)
             let receiver = BufferedStream<RPCRequestPart>.Receiver { decoding.deliver($0) }
             messages.parts.deliver(to: receiver)
             return { messages.parts.stopDelivering(to: receiver) }
-        case .next?, nil:
+        case .next, .sequence:
             return nil
         }
     }
@@ -86,20 +86,19 @@ extension RPCAsyncSequence where Failure == any Error {
 /// Decodes request parts as they are delivered; once one fails to decode, the sequence has
 /// failed and what follows is dropped.
 final class DecodingDelivery<Element: Sendable>: Sendable {
-    let decode: @Sendable (RPCRequestPart) throws -> Element
+    let messages: RequestMessages<Element>
     let receive: @Sendable (Result<Element?, any Error>) -> Void
     /// Touched only by `deliver`, which the receiver's lock keeps to one call at a time.
     private let failed = Atomic(false)
 
-    init(decode: @escaping @Sendable (RPCRequestPart) throws -> Element,
-         receive: @escaping @Sendable (Result<Element?, any Error>) -> Void) {
-        self.decode = decode
+    init(messages: RequestMessages<Element>, receive: @escaping @Sendable (Result<Element?, any Error>) -> Void) {
+        self.messages = messages
         self.receive = receive
     }
 
     func deliver(_ part: Result<RPCRequestPart?, any Error>) {
         guard !failed.load(ordering: .relaxed) else { return }
-        let message = part.flatMap { part in Result { try part.map(decode) } }
+        let message = part.flatMap { part in Result { try part.map { try messages.decode($0) } } }
         if case .failure = message { failed.store(true, ordering: .relaxed) }
         receive(message)
     }

@@ -22,16 +22,26 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
         case decoding(RequestMessages<Element>)
         /// A closure that returns the next element, and nil at the end.
         case next(Next)
+        /// Any other sequence, boxed: kept out of line, its existential would make every copy
+        /// of every sequence (in each RPC's request, context and closures) 40 bytes larger.
+        case sequence(WrappedSequence)
     }
 
-    private let wrapped: (any AsyncSequence<Element, Failure> & Sendable)?
-    /// Set when `wrapped` is not.
-    @usableFromInline package let source: Source?
+    /// An async sequence of another kind, read through its own iterator.
+    @usableFromInline
+    package final class WrappedSequence: Sendable {
+        let sequence: any AsyncSequence<Element, Failure> & Sendable
+
+        init(_ sequence: any AsyncSequence<Element, Failure> & Sendable) {
+            self.sequence = sequence
+        }
+    }
+
+    @usableFromInline package let source: Source
 
     /// Wraps any sendable async sequence.
     public init<Wrapped: AsyncSequence<Element, Failure> & Sendable>(wrapping sequence: Wrapped) {
-        wrapped = sequence
-        source = nil
+        source = .sequence(WrappedSequence(sequence))
     }
 
     /// The elements `next` returns, until it returns nil.
@@ -41,7 +51,6 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
     }
 
     private init(source: Source) {
-        wrapped = nil
         self.source = source
     }
 
@@ -56,7 +65,9 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A wrapped sequence's iterator.
         @usableFromInline var iterator: (any AsyncIteratorProtocol<Element, Failure>)?
+        /// Set when `iterator` is not; never `.sequence`.
         @usableFromInline let source: Source?
 
         @usableFromInline
@@ -81,18 +92,22 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
                 var parts = stream.makeAsyncIterator()
                 do { return try await parts.next(isolation: actor) } catch { throw error as! Failure }
             case .decoding(let messages)?:
-                // Like a stream source, only where Failure is `any Error` (init(parts:decode:)).
+                // Like a stream source, only where Failure is `any Error` (init(parts:checks:deserialize:)).
                 do { return try await messages.next() } catch { throw error as! Failure }
             case .next(let next)?:
                 return try await next()
-            case nil:
+            case .sequence?, nil:
                 return try await iterator!.next(isolation: actor)
             }
         }
     }
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(iterator: wrapped?.makeAsyncIterator(), source: source)
+        if case .sequence(let wrapped) = source {
+            AsyncIterator(iterator: wrapped.sequence.makeAsyncIterator(), source: nil)
+        } else {
+            AsyncIterator(iterator: nil, source: source)
+        }
     }
 }
 
@@ -104,22 +119,35 @@ extension RPCAsyncSequence where Failure == any Error {
 
     /// A server's request messages, decoded from a transport's request parts.
     @usableFromInline
-    package init(parts: BufferedStream<RPCRequestPart>, decode: @escaping @Sendable (RPCRequestPart) throws -> Element) {
-        self.init(source: .decoding(RequestMessages(parts: parts, decode: decode)))
+    package init(parts: BufferedStream<RPCRequestPart>, checks: RequestMessageChecks,
+                 deserialize: @escaping RequestMessages<Element>.Deserialize) {
+        self.init(source: .decoding(RequestMessages(parts: parts, checks: checks, deserialize: deserialize)))
     }
 }
 
-/// A server's request messages: the transport's parts and how each is decoded. One reference
-/// in ``RPCAsyncSequence/Source``, which every handler's sequence and iterator hold.
+/// A server's request messages: the transport's parts, what each message is checked against,
+/// and how it is deserialized. One reference in ``RPCAsyncSequence/Source``, which every
+/// handler's sequence and iterator hold. The checks are kept here, not captured, so that the
+/// closure captures only the deserializer: usually an empty value, so no context to allocate.
 @usableFromInline
 package final class RequestMessages<Element>: Sendable {
+    @usableFromInline package typealias Deserialize = @Sendable (RPCRequestPart, RequestMessageChecks) throws -> Element
+
     @usableFromInline let parts: BufferedStream<RPCRequestPart>
-    @usableFromInline let decode: @Sendable (RPCRequestPart) throws -> Element
+    @usableFromInline let checks: RequestMessageChecks
+    @usableFromInline let deserialize: Deserialize
 
     @usableFromInline
-    init(parts: BufferedStream<RPCRequestPart>, decode: @escaping @Sendable (RPCRequestPart) throws -> Element) {
+    init(parts: BufferedStream<RPCRequestPart>, checks: RequestMessageChecks, deserialize: @escaping Deserialize) {
         self.parts = parts
-        self.decode = decode
+        self.checks = checks
+        self.deserialize = deserialize
+    }
+
+    /// One part as a message.
+    @inlinable
+    func decode(_ part: RPCRequestPart) throws -> Element {
+        try deserialize(part, checks)
     }
 
     /// The next message. Compiled for the handler's message type, but a call of its own: inlined

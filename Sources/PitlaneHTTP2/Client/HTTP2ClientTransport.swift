@@ -262,10 +262,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         stream.inbound = BufferedStream(
             highWatermark: .max,
             sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
-            onConsume: { [key = stream.key] bytes in
-                guard bytes > 0 else { return }
-                binding.connection.messageReadFromAnyThread(stream: key)
-            }
+            onConsume: { [key = stream.key] _ in binding.connection.messageReadFromAnyThread(stream: key) }
         )
         let rpc = ClientRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(stream: stream.inbound),

@@ -33,6 +33,13 @@ final class HTTP1Exchange {
         self.keepAlive = keepAlive
         self.chunked = chunked
     }
+
+    /// How a handler's writer names this exchange: its id (the connection serves one at a
+    /// time, so a writer left from an earlier one matches nothing), and its outbound queue.
+    struct Handle: ServerStreamHandle {
+        let id: Int32
+        let outbound: StreamOutbound
+    }
 }
 
 extension HTTP1ServerConnection {
@@ -51,7 +58,7 @@ extension HTTP1ServerConnection {
         }
         let id = exchange.id
         let accepted = call.accept(
-            on: self, stream: id, outbound: exchange.outbound, cancellation: exchange.cancellation, peer: peer, now: loop.now,
+            on: self, stream: HTTP1Exchange.Handle(id: id, outbound: exchange.outbound), cancellation: exchange.cancellation, peer: peer, now: loop.now,
             maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] bytes in loop.execute { self.messageRead(stream: id, bytes: bytes) } }
         )
         exchange.inbound = accepted.inbound
@@ -80,24 +87,24 @@ extension HTTP1ServerConnection {
 
     // MARK: The handler's parts
 
-    func sendResponseHeaders(stream id: Int32, metadata: Metadata) {
-        guard let exchange = current(id) else { return }
+    func sendResponseHeaders(stream handle: HTTP1Exchange.Handle, metadata: Metadata) {
+        guard let exchange = current(handle.id) else { return }
         answer(exchange) { call, perform in call.responseHead(metadata, perform) }
     }
 
-    func queueMessage(stream id: Int32, encoded: BodyBytes) {
-        guard let exchange = current(id) else { return }
+    func queueMessage(stream handle: HTTP1Exchange.Handle, encoded: BodyBytes) {
+        guard let exchange = current(handle.id) else { return }
         answer(exchange) { call, perform in call.responseMessage(encoded, perform) }
     }
 
-    func sendStatus(stream id: Int32, status: Status, trailers: Metadata) {
-        guard let exchange = current(id) else { return }
+    func sendStatus(stream handle: HTTP1Exchange.Handle, status: Status, trailers: Metadata) {
+        guard let exchange = current(handle.id) else { return }
         answer(exchange) { call, perform in call.responseEnd(status, trailers: trailers, perform) }
     }
 
     /// The handler ended without a status: the response cannot be completed.
-    func abandon(stream id: Int32) {
-        guard current(id) != nil else { return }
+    func abandon(stream handle: HTTP1Exchange.Handle) {
+        guard current(handle.id) != nil else { return }
         close()
     }
 

@@ -431,7 +431,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         }
         let id = stream.id
         let accepted = call.accept(
-            on: self, stream: ServerStream.Handle(stream: stream), outbound: stream.outbound, cancellation: stream.cancellation, peer: peer, now: loop.now,
+            on: self, stream: ServerStream.Handle(stream: stream), cancellation: stream.cancellation, peer: peer, now: loop.now,
             maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] _ in loop.execute { self.messageRead(stream: id) } }
         )
         stream.inbound = accepted.inbound

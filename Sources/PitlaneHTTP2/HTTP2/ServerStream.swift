@@ -62,7 +62,8 @@ extension ServerStream {
     /// The stream as its response writer holds it, so that the connection finds it without
     /// a lookup. Sendable because the writer only hands it back to the connection's loop,
     /// where the stream is touched.
-    struct Handle: @unchecked Sendable {
+    struct Handle: ServerStreamHandle, @unchecked Sendable {
         let stream: ServerStream
+        var outbound: StreamOutbound { stream.outbound }
     }
 }

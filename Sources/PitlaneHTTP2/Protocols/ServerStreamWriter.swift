@@ -1,11 +1,17 @@
 import PitlaneCore
 
+/// How a connection finds the stream a writer writes to, and the stream's outbound queue,
+/// which the writer uses from any thread.
+protocol ServerStreamHandle: Sendable {
+    var outbound: StreamOutbound { get }
+}
+
 /// A server connection as a handler's writer sees it, whichever HTTP version it speaks:
 /// each call is made on `loop`, for the stream the writer was given.
 protocol ServerCallConnection: AnyObject, Sendable {
-    /// How the connection finds the writer's stream: its id, or (HTTP/2) the stream itself,
-    /// so that a response part costs no table lookup.
-    associatedtype StreamHandle: Sendable
+    /// How the connection finds the writer's stream: an id with the queue (HTTP/1.1), or
+    /// (HTTP/2) the stream itself, so that a response part costs no table lookup.
+    associatedtype StreamHandle: ServerStreamHandle
     var loop: EventLoop { get }
     func sendResponseHeaders(stream: StreamHandle, metadata: Metadata)
     /// A response message, already framed by the call's ``ResponseMessageEncoder``.
@@ -16,13 +22,15 @@ protocol ServerCallConnection: AnyObject, Sendable {
 }
 
 /// A handler's response writer: each part goes to the connection's loop, in order, and the
-/// writer waits while the stream's queued bytes are above the window.
+/// writer waits while the stream's queued bytes are above the window. Small enough (HTTP/2:
+/// 18 bytes) to sit inline in its `RPCWriter.Closable`, with no box per RPC.
 struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterProtocol {
     let connection: Connection
     let stream: Connection.StreamHandle
-    let outbound: StreamOutbound
     /// Frames (and compresses) messages for the call's protocol.
     let encoder: ResponseMessageEncoder
+
+    private var outbound: StreamOutbound { stream.outbound }
 
     func write(_ part: RPCResponsePart) async throws {
         let connection = self.connection
@@ -87,21 +95,22 @@ struct AcceptedCall {
 }
 
 extension ServerCall {
-    /// Builds the core's streams for this call on `connection`'s stream `id`: the request's
+    /// Builds the core's streams for this call on `connection`'s stream `handle`: the request's
     /// metadata (and a GET's message) already in, the writer framing for the protocol, the
     /// deadline from the head. `messageRead` runs on any thread as the handler takes
     /// `bytes` of request messages.
     func accept<Connection: ServerCallConnection>(
-        on connection: Connection, stream id: Connection.StreamHandle, outbound: StreamOutbound, cancellation: RPCCancellationHandle,
+        on connection: Connection, stream handle: Connection.StreamHandle, cancellation: RPCCancellationHandle,
         peer: String, now: ContinuousClock.Instant, maxMessageBytes: Int,
         messageRead: @escaping @Sendable (_ bytes: Int) -> Void
     ) -> AcceptedCall {
         let inbound = BufferedStream<RPCRequestPart>(
             highWatermark: .max,
             sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
-            onConsume: { bytes in if bytes > 0 { messageRead(bytes) } }
+            onConsume: messageRead
         )
         inbound.yield(.metadata(metadata))
+        let outbound = handle.outbound
         if let queryMessage {
             do {
                 inbound.yield(try requestPart((false, queryMessage), limit: maxMessageBytes, counting: outbound))
@@ -111,7 +120,7 @@ extension ServerCall {
         }
         let rpc = ServerRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(stream: inbound),
-            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: id, outbound: outbound, encoder: encoder)),
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: handle, encoder: encoder)),
             wireCounts: outbound
         )
         let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
