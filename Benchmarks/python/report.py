@@ -77,6 +77,7 @@ def grpc(rows):
         return kib / 1024 if kib is not None else None
 
     def per_stream(impl):
+        # The second thousand streams' RSS: the first thousand also pay one-time costs.
         row = median.get((impl, "pitlane", "idle streams", 16), {})
         if "rss_after_kib" not in row or "rss_before_kib" not in row:
             return None
