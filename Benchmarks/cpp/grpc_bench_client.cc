@@ -192,8 +192,15 @@ int main(int argc, char** argv) {
     recorder.Report(name.c_str());
     return 0;
   }
-  auto stub = bench::v1::Bench::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
+  // Each case on a connection of its own: a connection's state after one case (gRPC's read
+  // buffers sized for a fast stream's bursts, say) would otherwise carry into the next.
+  auto connect = [port](int case_number) {
+    grpc::ChannelArguments arguments;
+    arguments.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    arguments.SetInt("pitlane.bench.case", case_number);
+    return bench::v1::Bench::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials(), arguments));
+  };
   Payload request;
   request.set_body(std::string(16, '\x42'));
 
@@ -203,6 +210,7 @@ int main(int argc, char** argv) {
     grpc::ClientContext context;
     Payload stream_request = request;
     stream_request.set_seq(INT64_MAX);
+    auto stub = connect(0);
     auto reader = stub->ServerStream(&context, stream_request);
     Recorder recorder(label, seconds);
     Payload message;
@@ -220,6 +228,7 @@ int main(int argc, char** argv) {
   {
     // Ping-pong: one message in flight; a round trip is a write and the read of its echo.
     grpc::ClientContext context;
+    auto stub = connect(1);
     auto stream = stub->PingPong(&context);
     Recorder recorder(label, seconds);
     Payload echo;
