@@ -3,8 +3,7 @@
 /// responses written at once leave in one socket write.
 extension EventLoop: TaskExecutor {
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        _ = inbox.enqueue(.job(UnownedJob(job)), fromLoop: inEventLoop)
     }
 
     public func asUnownedTaskExecutor() -> UnownedTaskExecutor {

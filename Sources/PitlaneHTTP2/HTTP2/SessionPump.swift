@@ -121,6 +121,10 @@ struct SessionPump {
                 guard count > 0 else { return .endOfStream }
                 received += count
                 try session.receive(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                // A short read emptied the socket: the loop's epoll is level-triggered, so
+                // bytes that arrive later are reported again, and the read that would only
+                // say EAGAIN (a system call per request) is skipped.
+                if count < buffer.count { return .drained(received: received) }
             } catch {
                 return .failed(error)
             }

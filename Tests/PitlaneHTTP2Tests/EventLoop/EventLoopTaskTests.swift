@@ -52,6 +52,30 @@ struct EventLoopTaskTests {
         #expect(order == ["outer", "inner"])
     }
 
+    @Test("a task that keeps queueing itself does not hold off timers")
+    func requeueingTaskYields() async throws {
+        let loop = try EventLoop.start(name: "requeue")
+        defer { loop.shutdownGracefully() }
+        let stopped = Locked(false)
+        let runs = Locked(0)
+        @Sendable func again() {
+            guard !stopped.withLock({ $0 }) else { return }
+            runs.withLock { $0 += 1 }
+            loop.execute(again)
+        }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            loop.execute {
+                loop.scheduleTimer(after: .zero) {
+                    stopped.withLock { $0 = true }
+                    continuation.resume()
+                }
+                again()
+            }
+        }
+        // The rounds one iteration runs are bounded, so the timer fires in the next.
+        #expect(runs.withLock { $0 } >= 1)
+    }
+
     @Test("submit returns the body's value and error, and the loop survives a throwing body")
     func submitResults() async throws {
         struct Failure: Error, Equatable {}

@@ -96,8 +96,9 @@ struct EventLoopTimerTests {
                 }
             }
         }
-        // A timer's successor, due at once, waits for the next iteration: the task queued
-        // beside the first timer runs after a round or two, not never.
-        #expect((1...2).contains(rounds), "\(rounds) rounds before the task ran")
+        // A timer's successor, due at once, waits for the next iteration, while a task queued
+        // by a task may run in the same one: the task queued beside the first timer runs
+        // before it or after a round or two, not never.
+        #expect((0...2).contains(rounds), "\(rounds) rounds before the task ran")
     }
 }

@@ -1,6 +1,13 @@
 import Glibc
 import Synchronization
 
+/// Work queued on a loop: a closure, or a Swift task's job, queued as it is (a closure around
+/// it would be an allocation for every hop of every task that runs on the loop).
+enum LoopTask: Sendable {
+    case closure(@Sendable () -> Void)
+    case job(UnownedJob)
+}
+
 /// The loop's only door for other threads: a lock-protected task queue, the loop's lifecycle,
 /// and an eventfd that wakes `epoll_wait` when work arrives.
 final class Inbox: Sendable {
@@ -12,7 +19,7 @@ final class Inbox: Sendable {
     }
 
     private struct State {
-        var tasks: [@Sendable () -> Void] = []
+        var tasks: [LoopTask] = []
         var lifecycle = Lifecycle.running
         /// An eventfd write is outstanding, so further tasks need not write again until the
         /// loop has taken the queue.
@@ -35,7 +42,7 @@ final class Inbox: Sendable {
     /// Queues `task`; false (and the task is dropped) once the loop has shut down.
     /// `fromLoop`: the loop's own thread is queueing, so no wake-up is needed — the loop checks
     /// `hasTasks` before it waits.
-    func enqueue(_ task: @escaping @Sendable () -> Void, fromLoop: Bool = false) -> Bool {
+    func enqueue(_ task: LoopTask, fromLoop: Bool = false) -> Bool {
         let (accepted, mustWake) = state.withLock { state -> (Bool, Bool) in
             guard case .shutDown = state.lifecycle else {
                 state.tasks.append(task)
@@ -68,7 +75,7 @@ final class Inbox: Sendable {
     /// arrays trade places, so each keeps its capacity and a steady loop allocates nothing
     /// to queue work. Returns whether the loop is shutting down. Call after
     /// `consumeWakeUp()`, so that a wake-up written after this call is never the one consumed.
-    func takeAll(into batch: inout [@Sendable () -> Void]) -> Bool {
+    func takeAll(into batch: inout [LoopTask]) -> Bool {
         state.withLock { state in
             state.wakePending = false
             swap(&state.tasks, &batch)

@@ -26,7 +26,7 @@ final class LoopState: @unchecked Sendable {
     /// On a manual clock: the timers armed there (their tasks wait in `timers`, out of its heap).
     var manualTimers: [EventLoop.TimerID: ScheduledTimer] = [:]
     /// The array `runQueuedTasks` runs the inbox's tasks from, kept empty between rounds.
-    var taskBatch: [@Sendable () -> Void] = []
+    var taskBatch: [LoopTask] = []
     /// Generation 0 is the inbox's eventfd, so registrations start at 1.
     private var lastGeneration: UInt32 = 0
 

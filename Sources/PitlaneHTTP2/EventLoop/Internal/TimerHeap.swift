@@ -46,7 +46,7 @@ struct TimerHeap {
 
     var isEmpty: Bool { entries.isEmpty }
 
-    var earliestDeadline: Key? { entries.first?.deadline }
+    var earliestDeadline: Key? { entries.isEmpty ? nil : entries[0].deadline }
 
     /// `instant` as a key, rounded up: a timer never runs before its deadline.
     func deadlineKey(_ instant: ContinuousClock.Instant) -> Key {
