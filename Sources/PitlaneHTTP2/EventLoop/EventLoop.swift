@@ -40,8 +40,15 @@ public final class EventLoop: Sendable {
 
     /// Starts a loop on a new thread named `name`, its timers on `timeSource` (real time by
     /// default; on a ``ManualClock`` they fire as the clock is advanced).
-    public static func start(name: String = "pitlane-loop", timeSource: TimeSource = .continuous) throws(EventLoopError) -> EventLoop {
+    ///
+    /// `idlePollLimit`: the longest a loop that ran out of work polls for more before it
+    /// sleeps (see ``IdlePolling``; the window adapts to the traffic, and closes while it is
+    /// sparse). Zero, the default, sleeps at once.
+    public static func start(
+        name: String = "pitlane-loop", timeSource: TimeSource = .continuous, idlePollLimit: Duration = .zero
+    ) throws(EventLoopError) -> EventLoop {
         let loop = try EventLoop(name: name, timeSource: timeSource)
+        loop.state.idlePolling = IdlePolling(limit: idlePollLimit)
         let thread = try PosixThread.spawn(name: name) { loop.run() }
         loop.thread.withLock { $0 = thread }
         return loop
@@ -119,10 +126,31 @@ public final class EventLoop: Sendable {
     }
 
     private func waitForEvents(_ events: borrowing EpollEventBuffer) -> Int {
+        // Tasks the loop queued for itself wrote no wake-up: poll, do not sleep.
+        if inbox.hasTasks { return wait(for: events, timeoutMilliseconds: 0) }
+        guard state.idlePolling.isEnabled else {
+            return wait(for: events, timeoutMilliseconds: timerTimeoutMilliseconds())
+        }
+        let timerTimeout = timerTimeoutMilliseconds()
+        if timerTimeout == 0 { return wait(for: events, timeoutMilliseconds: 0) }
+        let idleSince = IdlePolling.now()
+        var window = state.idlePolling.windowNanoseconds
+        // Polling stops short of the next timer, whose deadline the blocking wait then keeps.
+        if timerTimeout > 0 { window = min(window, Int64(timerTimeout - 1) * 1_000_000) }
+        if window > 0 {
+            repeat {
+                let count = wait(for: events, timeoutMilliseconds: 0)
+                if count > 0 { return count }
+            } while IdlePolling.now() - idleSince < window
+        }
+        let count = wait(for: events, timeoutMilliseconds: timerTimeoutMilliseconds())
+        state.idlePolling.woke(afterIdleNanoseconds: IdlePolling.now() - idleSince)
+        return count
+    }
+
+    private func wait(for events: borrowing EpollEventBuffer, timeoutMilliseconds: Int32) -> Int {
         while true {
-            // Tasks the loop queued for itself wrote no wake-up: poll, do not sleep.
-            let timeout = inbox.hasTasks ? 0 : timerTimeoutMilliseconds()
-            let count = Linux.epollWait(epollFD, events, timeoutMilliseconds: timeout)
+            let count = Linux.epollWait(epollFD, events, timeoutMilliseconds: timeoutMilliseconds)
             if count >= 0 { return Int(count) }
             // Only EINTR is possible for a valid epoll set and buffer.
             let error = errno

@@ -19,12 +19,17 @@ public final class EventLoopGroup: Sendable {
     /// - Parameter threads: the number of loops, at least 1; defaults to ``System/coreCount``.
     /// - Throws: the first loop's failure to start, after shutting down those already started.
     /// - Parameter timeSource: the time the loops' timers run on; real time by default.
-    public init(threads: Int = System.coreCount, name: String = "pitlane", timeSource: TimeSource = .continuous) throws(EventLoopError) {
+    /// - Parameter idlePollLimit: how long a loop out of work may poll before it sleeps; see
+    ///   ``EventLoop/start(name:timeSource:idlePollLimit:)``.
+    public init(
+        threads: Int = System.coreCount, name: String = "pitlane", timeSource: TimeSource = .continuous,
+        idlePollLimit: Duration = .zero
+    ) throws(EventLoopError) {
         precondition(threads >= 1, "an event loop group needs at least one thread")
         var loops: [EventLoop] = []
         do {
             for index in 0..<threads {
-                loops.append(try EventLoop.start(name: "\(name)-\(index)", timeSource: timeSource))
+                loops.append(try EventLoop.start(name: "\(name)-\(index)", timeSource: timeSource, idlePollLimit: idlePollLimit))
             }
         } catch {
             for loop in loops { loop.shutdownGracefully() }

@@ -73,6 +73,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         public var timeSource = TimeSource.continuous
         /// Event loop threads; default one per core.
         public var eventLoopThreads = System.coreCount
+        /// How long an event loop out of work may poll for the next request before it sleeps
+        /// (default 200 µs; zero sleeps at once). The window adapts: it opens while requests
+        /// come soon after the loop runs out of work (a caller with one call in flight), and
+        /// closes while traffic is sparse, so an idle server uses no CPU. It spares each
+        /// request the wake-up of a sleeping thread, which on a virtual machine is tens of
+        /// microseconds; see `EventLoop.start(name:timeSource:idlePollLimit:)`.
+        public var idlePollLimit = Duration.microseconds(200)
         /// Whether handlers run on their connection's event loop (default true): no thread hop
         /// per message. Set false if handlers block (long computations, blocking I/O), so they
         /// run on Swift's global executor and never stall the loop's other connections.
@@ -165,7 +172,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     public func listen(
         streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
     ) async throws {
-        let loops = try EventLoopGroup(threads: config.eventLoopThreads, timeSource: config.timeSource)
+        let loops = try EventLoopGroup(
+            threads: config.eventLoopThreads, timeSource: config.timeSource, idlePollLimit: config.idlePollLimit
+        )
         let listener: Socket
         let bound: SocketAddress
         let tls: TLSContext?

@@ -27,6 +27,8 @@ final class LoopState: @unchecked Sendable {
     var manualTimers: [EventLoop.TimerID: ScheduledTimer] = [:]
     /// The array `runQueuedTasks` runs the inbox's tasks from, kept empty between rounds.
     var taskBatch: [LoopTask] = []
+    /// How long the loop polls before it sleeps; set before the loop's thread starts.
+    var idlePolling = IdlePolling(limit: .zero)
     /// Generation 0 is the inbox's eventfd, so registrations start at 1.
     private var lastGeneration: UInt32 = 0
 
