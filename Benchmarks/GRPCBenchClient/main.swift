@@ -40,10 +40,23 @@ struct Options {
             case "--label": options.label = value
             case "--idle-streams": options.idleStreams = Int(value) ?? 0
             case "--body-size": options.bodySize = Int(value) ?? options.bodySize
-            default: fatalError("unknown flag \(flag)")
+            default: usage("unknown flag \(flag)")
             }
         }
+        if options.port <= 0 { usage("--port N is required") }
         return options
+    }
+
+    /// Prints `problem` and the usage (the comment at the top of this file) and exits with 2.
+    static func usage(_ problem: String) -> Never {
+        var text = """
+            pitlane-bench-client: \(problem)
+            usage: pitlane-bench-client --port N [--seconds S] [--label SERVER] [--body-size BYTES]
+                   [--unary-latency | --idle-streams K]
+
+            """
+        text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+        exit(2)
     }
 }
 let options = Options.parse()
