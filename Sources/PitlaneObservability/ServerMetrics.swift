@@ -6,8 +6,9 @@ import Synchronization
 /// `grpc.server.call.duration` and the sent and received message sizes (histograms per
 /// method and status), plus the gauges the server adds (open connections, …).
 ///
-/// Counting costs a few relaxed atomic adds per call and no lock: every method the services
-/// register has its counters from the start, and any other method counts as `"other"`.
+/// Counting costs a few relaxed atomic adds per call, no lock and no lookup: every method the
+/// services register has its counters from the start, found by the tag the server hands back
+/// with each call (``tag(for:)``), and any other method counts as `"other"`.
 ///
 /// ```swift
 /// let metrics = ServerMetrics(services: services)
@@ -25,8 +26,11 @@ public final class ServerMetrics: ServerCallObserver {
     private static let statusCodes = PrometheusText.statusCodes
     private static var perStatus: Int { HistogramLayout.latency.width + 2 * HistogramLayout.size.width }
 
-    private let methods: [MethodDescriptor: MethodCounters]
-    private let other: MethodCounters
+    /// Each method's index in `counters`.
+    private let tags: [MethodDescriptor: Int]
+    /// Every method's counters, sorted by label, then `other`'s.
+    private let counters: [MethodCounters]
+    private var other: MethodCounters { counters[counters.count - 1] }
     private let gauges = Mutex<[(name: String, help: String, value: @Sendable () -> Int)]>([])
     private let histograms = Mutex<[(name: String, help: String, histogram: LatencyHistogram)]>([])
 
@@ -34,10 +38,9 @@ public final class ServerMetrics: ServerCallObserver {
     public init(services: [any RegistrableRPCService]) {
         var router = RPCRouter()
         for service in services { service.registerMethods(with: &router) }
-        var methods: [MethodDescriptor: MethodCounters] = [:]
-        for method in router.methods { methods[method] = Self.counters(label: method.fullyQualifiedMethod) }
-        self.methods = methods
-        other = Self.counters(label: "other")
+        let methods = router.methods.sorted { $0.fullyQualifiedMethod < $1.fullyQualifiedMethod }
+        tags = Dictionary(uniqueKeysWithValues: methods.enumerated().map { ($0.element, $0.offset) })
+        counters = methods.map { Self.counters(label: $0.fullyQualifiedMethod) } + [Self.counters(label: "other")]
     }
 
     private static func counters(label: String) -> MethodCounters {
@@ -57,11 +60,15 @@ public final class ServerMetrics: ServerCallObserver {
 
     // MARK: ServerCallObserver
 
-    public func callStarted(_ method: MethodDescriptor?) {
+    public func tag(for method: MethodDescriptor?) -> Int {
+        method.flatMap { tags[$0] } ?? counters.count - 1
+    }
+
+    public func callStarted(_ method: ObservedMethod) {
         counters(for: method).counters.add(1, at: 0)
     }
 
-    public func callFinished(_ method: MethodDescriptor?, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int) {
+    public func callFinished(_ method: ObservedMethod, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int) {
         let counters = counters(for: method).counters
         let base = 1 + code.rawValue * Self.perStatus
         HistogramLayout.latency.record(HistogramLayout.nanoseconds(duration), in: counters, at: base)
@@ -69,16 +76,16 @@ public final class ServerMetrics: ServerCallObserver {
         HistogramLayout.size.record(receivedBytes, in: counters, at: base + HistogramLayout.latency.width + HistogramLayout.size.width)
     }
 
-    private func counters(for method: MethodDescriptor?) -> MethodCounters {
-        method.flatMap { methods[$0] } ?? other
+    /// A tag out of range (not one this observer gave) counts as `other`.
+    private func counters(for method: ObservedMethod) -> MethodCounters {
+        counters.indices.contains(method.tag) ? counters[method.tag] : other
     }
 
     // MARK: Exposition
 
     /// Calls started and not finished yet, over every method.
     public var callsInProgress: Int {
-        let all = Array(methods.values) + [other]
-        return all.reduce(0) { total, method in
+        counters.reduce(0) { total, method in
             let finished = (0..<Self.statusCodes).reduce(0) { sum, code in
                 sum + method.counters.load(1 + code * Self.perStatus + HistogramLayout.latency.width - 1)
             }
@@ -89,7 +96,7 @@ public final class ServerMetrics: ServerCallObserver {
     /// The metrics in the Prometheus text exposition format.
     public func render() -> String {
         var out = PrometheusText()
-        let all = methods.values.sorted { $0.label < $1.label } + [other]
+        let all = counters
         out.header("grpc_server_call_started_total", type: "counter", help: "RPCs started, by method.")
         for method in all { out.sample("grpc_server_call_started_total", [("grpc_method", method.label)], String(method.counters.load(0))) }
         let series = all.map { (label: $0.label, counters: $0.counters) }

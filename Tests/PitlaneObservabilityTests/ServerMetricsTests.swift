@@ -11,13 +11,13 @@ struct ServerMetricsTests {
     func counts() {
         let metrics = ServerMetrics(services: [EchoService()])
         for _ in 0..<3 {
-            metrics.callStarted(Self.method)
-            metrics.callFinished(Self.method, code: .ok, duration: .milliseconds(2), receivedBytes: 10, sentBytes: 2_000)
+            metrics.callStarted(metrics.observed(Self.method))
+            metrics.callFinished(metrics.observed(Self.method), code: .ok, duration: .milliseconds(2), receivedBytes: 10, sentBytes: 2_000)
         }
-        metrics.callStarted(Self.method)
-        metrics.callFinished(Self.method, code: .notFound, duration: .seconds(3), receivedBytes: 0, sentBytes: 0)
-        metrics.callStarted(nil)
-        metrics.callStarted(Self.method)  // still running
+        metrics.callStarted(metrics.observed(Self.method))
+        metrics.callFinished(metrics.observed(Self.method), code: .notFound, duration: .seconds(3), receivedBytes: 0, sentBytes: 0)
+        metrics.callStarted(metrics.observed(nil))
+        metrics.callStarted(metrics.observed(Self.method))  // still running
         let text = metrics.render()
         let labels = #"grpc_method="pitlane.test.echo.Echo/Get""#
         #expect(text.contains("grpc_server_call_started_total{\(labels)} 5\n"))

@@ -23,8 +23,13 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
         self.transport = transport
         var router = RPCRouter()
         for service in services { service.registerMethods(with: &router) }
+        var settings = ServerRPCSettings(interceptors: interceptors, maxRequestMessageBytes: maxRequestMessageBytes, observer: observer)
+        if let observer {
+            router.tagMethods(for: observer)
+            settings.unservedObserverTag = observer.tag(for: nil)
+        }
         self.router = router
-        settings = ServerRPCSettings(interceptors: interceptors, maxRequestMessageBytes: maxRequestMessageBytes, observer: observer)
+        self.settings = settings
     }
 
     /// Serves until `beginGracefulShutdown()` and the last RPC finish.

@@ -13,7 +13,7 @@ extension RPCDispatch {
         _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, router: RPCRouter,
         settings: ServerRPCSettings
     ) async {
-        let (error, observedMethod) = refusal(of: stream.descriptor, transportContext, router: router)
+        let (error, observedMethod) = refusal(of: stream.descriptor, transportContext, router: router, settings: settings)
         let interceptors = settings.interceptors.filter { $0.seesUnservedCalls }
         guard !interceptors.isEmpty else {
             return await reject(stream, error, observer: settings.observer, method: observedMethod)
@@ -31,18 +31,21 @@ extension RPCDispatch {
 
     /// Why no handler serves `descriptor`, and the method the observer counts the RPC under.
     private static func refusal(
-        of descriptor: MethodDescriptor, _ transportContext: ServerTransportContext, router: RPCRouter
-    ) -> (RPCError, observedMethod: MethodDescriptor?) {
+        of descriptor: MethodDescriptor, _ transportContext: ServerTransportContext, router: RPCRouter,
+        settings: ServerRPCSettings
+    ) -> (RPCError, observedMethod: ObservedMethod) {
         guard let entry = router.entry(for: descriptor) else {
-            return (RPCError(code: .unimplemented, message: "method \(descriptor) is not implemented"), nil)
+            return (RPCError(code: .unimplemented, message: "method \(descriptor) is not implemented"),
+                    ObservedMethod(descriptor: nil, tag: settings.unservedObserverTag))
         }
+        let observed = ObservedMethod(descriptor: descriptor, tag: entry.observerTag)
         guard entry.handlers[transportContext.codec] != nil else {
             let error = RPCError(code: .unimplemented,
                                  message: "method \(descriptor) has no \(transportContext.codec.rawValue) codec")
-            return (error, descriptor)
+            return (error, observed)
         }
         return (RPCError(code: .unimplemented, message: "method \(descriptor) has side effects: call it with POST, not GET"),
-                descriptor)
+                observed)
     }
 }
 

@@ -12,8 +12,8 @@ enum RPCDispatch {
         _ stream: ServerRPCStream, _ transportContext: ServerTransportContext,
         router: RPCRouter, settings: ServerRPCSettings
     ) async {
-        if let handler = router.handler(for: stream.descriptor, transportContext) {
-            await handler.run(stream, transportContext, settings)
+        if let (handler, observerTag) = router.handler(for: stream.descriptor, transportContext) {
+            await handler.run(stream, transportContext, settings, observerTag)
         } else {
             await refuse(stream, transportContext, router: router, settings: settings)
         }
@@ -22,7 +22,7 @@ enum RPCDispatch {
     /// Ends an RPC with a trailers-only response.
     @inline(never)
     nonisolated(nonsending) static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
-                       method: MethodDescriptor?) async {
+                       method: ObservedMethod) async {
         if let observer {
             observer.callStarted(method)
             observer.callFinished(method, code: error.status.code, duration: .zero, receivedBytes: 0, sentBytes: 0)

@@ -9,7 +9,8 @@ public struct RPCRouter: Sendable {
     struct Handler: Sendable {
         @usableFromInline
         typealias Run = nonisolated(nonsending) @Sendable (
-            _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings
+            _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings,
+            _ observerTag: Int
         ) async -> Void
 
         @usableFromInline let run: Run
@@ -20,12 +21,13 @@ public struct RPCRouter: Sendable {
         }
     }
 
-    /// One method: its handler for each codec it can read and write, and whether it may be
-    /// served over HTTP GET.
+    /// One method: its handler for each codec it can read and write, whether it may be
+    /// served over HTTP GET, and its tag for the server's observer.
     @usableFromInline
     struct Entry: Sendable {
         var handlers: [MessageCodec: Handler]
         var idempotency: IdempotencyLevel
+        var observerTag = 0
 
         @usableFromInline
         init(handlers: [MessageCodec: Handler], idempotency: IdempotencyLevel) {
@@ -98,12 +100,13 @@ public struct RPCRouter: Sendable {
         let streaming = Self.handler(deserializer, serializer) { request, context in
             StreamingServerResponse(single: try await handler(ServerRequest(stream: request), context))
         }
-        return Handler { stream, transportContext, settings in
+        return Handler { stream, transportContext, settings, observerTag in
             guard settings.interceptors.isEmpty else {
-                return await streaming.run(stream, transportContext, settings)
+                return await streaming.run(stream, transportContext, settings, observerTag)
             }
             await ServerRPCExecutor.runUnary(
-                stream: stream, transportContext: transportContext, settings: settings, observedMethod: stream.descriptor,
+                stream: stream, transportContext: transportContext, settings: settings,
+                observedMethod: ObservedMethod(descriptor: stream.descriptor, tag: observerTag),
                 deserializer: deserializer, serializer: serializer, handler: handler
             )
         }
@@ -114,9 +117,10 @@ public struct RPCRouter: Sendable {
         _ deserializer: some MessageDeserializer<Input>, _ serializer: some MessageSerializer<Output>,
         _ handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) -> Handler {
-        Handler { stream, transportContext, settings in
+        Handler { stream, transportContext, settings, observerTag in
             await ServerRPCExecutor.run(
-                stream: stream, transportContext: transportContext, settings: settings, observedMethod: stream.descriptor,
+                stream: stream, transportContext: transportContext, settings: settings,
+                observedMethod: ObservedMethod(descriptor: stream.descriptor, tag: observerTag),
                 deserializer: deserializer, serializer: serializer, handler: handler
             )
         }
@@ -125,11 +129,16 @@ public struct RPCRouter: Sendable {
     func entry(for descriptor: MethodDescriptor) -> Entry? { entries[descriptor] }
 
     /// The handler that serves an RPC of `descriptor` in the request's codec (and over GET,
-    /// when it came so); nil when none does.
-    func handler(for descriptor: MethodDescriptor, _ transportContext: ServerTransportContext) -> Handler? {
+    /// when it came so), with the method's observer tag; nil when none does.
+    func handler(for descriptor: MethodDescriptor, _ transportContext: ServerTransportContext) -> (Handler, observerTag: Int)? {
         guard let entry = entries[descriptor], let handler = entry.handlers[transportContext.codec],
               !transportContext.requiresNoSideEffects || entry.idempotency == .noSideEffects else { return nil }
-        return handler
+        return (handler, entry.observerTag)
+    }
+
+    /// Asks `observer` for each method's tag (``ServerCallObserver/tag(for:)``).
+    mutating func tagMethods(for observer: any ServerCallObserver) {
+        for descriptor in entries.keys { entries[descriptor]?.observerTag = observer.tag(for: descriptor) }
     }
 }
 
@@ -139,4 +148,6 @@ struct ServerRPCSettings: Sendable {
     @usableFromInline var interceptors: [any ServerInterceptor]
     @usableFromInline var maxRequestMessageBytes: Int
     @usableFromInline var observer: (any ServerCallObserver)?
+    /// The observer's tag for methods the server does not serve.
+    @usableFromInline var unservedObserverTag = 0
 }

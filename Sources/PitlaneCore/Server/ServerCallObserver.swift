@@ -2,15 +2,45 @@ import Synchronization
 
 /// Told about every RPC a ``GRPCServer`` runs, for metrics: when it starts and how it ended.
 /// Called on the RPC's own task; implementations must be cheap (atomic adds, no locks).
+///
+/// A server asks the observer once for each method it serves, when it is made, for a tag
+/// (``tag(for:)``), and hands the tag back with every call of the method: an index into the
+/// observer's own records per method, so that a call finds its counters with no lookup.
 public protocol ServerCallObserver: Sendable {
-    /// An RPC began. `method` is nil for one the server does not serve.
-    func callStarted(_ method: MethodDescriptor?)
+    /// The tag of `method` (nil: every method the server does not serve), asked once when the
+    /// server is made. The default is 0.
+    func tag(for method: MethodDescriptor?) -> Int
+
+    /// An RPC began.
+    func callStarted(_ method: ObservedMethod)
 
     /// The RPC ended with `code` after `duration`, having received and sent messages of
     /// `receivedBytes` and `sentBytes` in all: as they crossed the wire (each message's length
     /// prefix, after compression) when the transport counts them (``MessageWireCounts``: HTTP/2
     /// and HTTP/1.1), else serialized (in process, where nothing is compressed).
-    func callFinished(_ method: MethodDescriptor?, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int)
+    func callFinished(_ method: ObservedMethod, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int)
+}
+
+extension ServerCallObserver {
+    public func tag(for method: MethodDescriptor?) -> Int { 0 }
+
+    /// `method` as calls of it are observed: with its tag.
+    public func observed(_ method: MethodDescriptor?) -> ObservedMethod {
+        ObservedMethod(descriptor: method, tag: tag(for: method))
+    }
+}
+
+/// The method of an RPC as its server's observer sees it.
+public struct ObservedMethod: Sendable, Equatable {
+    /// The method; nil for one the server does not serve.
+    public let descriptor: MethodDescriptor?
+    /// What the observer's ``ServerCallObserver/tag(for:)`` returned for it.
+    public let tag: Int
+
+    public init(descriptor: MethodDescriptor?, tag: Int) {
+        self.descriptor = descriptor
+        self.tag = tag
+    }
 }
 
 /// One RPC as its server's observer sees it: its start, and the bytes of its messages counted
@@ -19,7 +49,7 @@ public protocol ServerCallObserver: Sendable {
 @usableFromInline
 final class ObservedCall: Sendable {
     let observer: any ServerCallObserver
-    let method: MethodDescriptor?
+    let method: ObservedMethod
     let wireCounts: (any MessageWireCounts)?
     /// When the RPC started, as an offset (see ``MonotonicEpoch``).
     let started: Duration
@@ -27,7 +57,7 @@ final class ObservedCall: Sendable {
     private let sent = Atomic<Int>(0)
 
     /// Starts the RPC: tells the observer.
-    init(observer: any ServerCallObserver, method: MethodDescriptor?, wireCounts: (any MessageWireCounts)?) {
+    init(observer: any ServerCallObserver, method: ObservedMethod, wireCounts: (any MessageWireCounts)?) {
         self.observer = observer
         self.method = method
         self.wireCounts = wireCounts
@@ -38,7 +68,7 @@ final class ObservedCall: Sendable {
     /// The RPC's record when the server has an observer. Not inlined: its temporaries would
     /// take room in the executor's frame, which lives for the whole RPC.
     @usableFromInline @inline(never)
-    static func start(observer: (any ServerCallObserver)?, method: MethodDescriptor?,
+    static func start(observer: (any ServerCallObserver)?, method: ObservedMethod,
                       wireCounts: (any MessageWireCounts)?) -> ObservedCall? {
         observer.map { ObservedCall(observer: $0, method: method, wireCounts: wireCounts) }
     }

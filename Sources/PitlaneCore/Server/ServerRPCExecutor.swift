@@ -12,7 +12,7 @@ enum ServerRPCExecutor {
     @inlinable
     nonisolated(nonsending) static func run<Input: Sendable, Output: Sendable>(
         stream: ServerRPCStream, transportContext: ServerTransportContext, settings: ServerRPCSettings,
-        observedMethod: MethodDescriptor?,
+        observedMethod: ObservedMethod,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async {
@@ -34,7 +34,7 @@ enum ServerRPCExecutor {
     @inlinable
     nonisolated(nonsending) static func runUnary<Input: Sendable, Output: Sendable>(
         stream: ServerRPCStream, transportContext: ServerTransportContext, settings: ServerRPCSettings,
-        observedMethod: MethodDescriptor?,
+        observedMethod: ObservedMethod,
         deserializer: some MessageDeserializer<Input>, serializer: some MessageSerializer<Output>,
         handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
     ) async {
@@ -78,7 +78,7 @@ enum ServerRPCExecutor {
     @inlinable @inline(__always)
     nonisolated(nonsending) static func readMetadata(
         _ iterator: inout RPCAsyncSequence<RPCRequestPart, any Error>.AsyncIterator, of stream: ServerRPCStream,
-        _ transportContext: ServerTransportContext, observer: (any ServerCallObserver)?, method: MethodDescriptor?
+        _ transportContext: ServerTransportContext, observer: (any ServerCallObserver)?, method: ObservedMethod
     ) async -> Metadata? {
         let first: RPCRequestPart?
         do {
@@ -100,7 +100,7 @@ enum ServerRPCExecutor {
     @usableFromInline @inline(never)
     nonisolated(nonsending) static func reject(
         _ stream: ServerRPCStream, unreadable error: any Error, _ transportContext: ServerTransportContext,
-        observer: (any ServerCallObserver)?, method: MethodDescriptor?
+        observer: (any ServerCallObserver)?, method: ObservedMethod
     ) async {
         let failure = transportContext.cancellation.isDeadlineExceeded
             ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")

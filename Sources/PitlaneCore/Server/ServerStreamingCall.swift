@@ -29,7 +29,7 @@ where Serializer.Message: Sendable {
     @inlinable @inline(never)
     nonisolated(nonsending) static func start(
         stream: ServerRPCStream, transportContext: ServerTransportContext, settings: ServerRPCSettings,
-        observedMethod: MethodDescriptor?, deserializer: some MessageDeserializer<Input>, serializer: Serializer
+        observedMethod: ObservedMethod, deserializer: some MessageDeserializer<Input>, serializer: Serializer
     ) async -> ServerStreamingCall? {
         var iterator = stream.inbound.makeAsyncIterator()
         guard let metadata = await ServerRPCExecutor.readMetadata(&iterator, of: stream, transportContext,

@@ -60,14 +60,15 @@ struct ServerCall {
         if head.method == "OPTIONS", head.header("access-control-request-method") != nil {
             return .respond(settings.cors.preflightResponse(to: head), body: [])
         }
-        if !settings.httpEndpoints.isEmpty, let endpoint = Self.endpoint(at: head.pathAndQuery.path, in: settings.httpEndpoints) {
+        let (path, query) = head.pathAndQuery
+        if !settings.httpEndpoints.isEmpty, let endpoint = Self.endpoint(at: path, in: settings.httpEndpoints) {
             guard head.method == "GET" || head.method == "HEAD" else {
                 return .respond(HTTPResponseHead(status: 405, headers: [("allow", "GET, HEAD")]), body: [])
             }
             let (response, body) = endpoint.response(to: head)
             return .respond(response, body: body)
         }
-        if head.method == "GET" || head.method == "HEAD", let files = settings.staticFiles, let file = files.file(at: head.pathAndQuery.path) {
+        if head.method == "GET" || head.method == "HEAD", let files = settings.staticFiles, let file = files.file(at: path) {
             let (response, body) = file.response(to: head)
             return .respond(response, body: body)
         }
@@ -82,7 +83,6 @@ struct ServerCall {
             let text = "gRPC needs HTTP/2; over HTTP/1.1 use gRPC-Web or Connect\n"
             return .respond(HTTPResponseHead(status: 505, headers: [("content-type", "text/plain")]), body: Array(text.utf8))
         }
-        let (path, query) = head.pathAndQuery
         guard let descriptor = MethodDescriptor(path: query.isEmpty ? head.path : String(path)) else {
             return .respond(HTTPResponseHead(status: 404, headers: []), body: [])
         }
