@@ -4,6 +4,8 @@
 //                              the project's servers (the cost of metrics, beside none)
 //   --otlp-endpoint HOST:PORT  a server span per call (every call: Pitlane samples all), exported
 //                              in batches to that collector (the cost of tracing, beside none)
+//   --pass-through-interceptor  one interceptor that only calls the next (what an interceptor
+//                              costs, beside none)
 import Glibc
 import PitlaneCore
 import PitlaneHTTP2
@@ -29,15 +31,27 @@ struct BenchService: Bench_V1_Bench.SimpleServiceProtocol {
     }
 }
 
+/// Only calls the next: what an interceptor costs a call by being there.
+struct PassThroughInterceptor: ServerInterceptor {
+    func intercept<Input: Sendable, Output: Sendable>(
+        request: StreamingServerRequest<Input>, context: ServerContext,
+        next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+    ) async throws -> StreamingServerResponse<Output> {
+        try await next(request, context)
+    }
+}
+
 var port = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var maxStreams = 100
 var metricsOn = false
 var otlpEndpoint: String?
+var passThrough = false
 while let flag = arguments.next() {
     switch flag {
     case "--metrics": metricsOn = true
     case "--otlp-endpoint": otlpEndpoint = arguments.next()
+    case "--pass-through-interceptor": passThrough = true
     default:
         let value = arguments.next().flatMap(Int.init)
         if flag == "--port", let value { port = value }
@@ -57,7 +71,8 @@ if let metrics {
 // Tracing: the exporter and where it sends.
 let tracing = otlpEndpoint.map { (spans: OTLPSpanExporter(serviceName: "pitlane-bench-server"), endpoint: $0) }
 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: port), config: config)
-let interceptors: [any ServerInterceptor] = tracing.map { [TracingServerInterceptor(exporter: $0.spans)] } ?? []
+let interceptors: [any ServerInterceptor] = tracing.map { [TracingServerInterceptor(exporter: $0.spans)] }
+    ?? (passThrough ? [PassThroughInterceptor()] : [])
 let server = GRPCServer(transport: transport, services: services, interceptors: interceptors, observer: metrics)
 metrics?.observe(transport)
 

@@ -51,12 +51,21 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
     public static let statusDetailsKey = "grpc-status-details-bin"
 
 
+    /// `key` as metadata keeps it: lowercased (HTTP/2 header names are). Most keys given are
+    /// lowercase already, and are then returned as they are, without a new string.
+    static func normalized(_ key: String) -> String {
+        for byte in key.utf8 where byte >= UInt8(ascii: "A") && (byte <= UInt8(ascii: "Z") || byte >= 0x80) {
+            return key.lowercased()
+        }
+        return key
+    }
+
     public var count: Int { elements.count }
     public var isEmpty: Bool { elements.isEmpty }
 
     /// Adds a value; binary values belong under `-bin` keys and text values elsewhere.
     public mutating func add(_ value: Value, forKey key: String) {
-        let key = key.lowercased()
+        let key = Self.normalized(key)
         guard !Self.isReserved(key) else { return }
         elements.append((key, value))
     }
@@ -72,13 +81,13 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
     }
 
     public mutating func removeAllValues(forKey key: String) {
-        let key = key.lowercased()
+        let key = Self.normalized(key)
         elements.removeAll { $0.key == key }
     }
 
     /// Every value of `key`, in the order added.
     public subscript(_ key: String) -> [Value] {
-        let key = key.lowercased()
+        let key = Self.normalized(key)
         return elements.filter { $0.key == key }.map(\.value)
     }
 
