@@ -167,7 +167,7 @@ def grpc(rows):
         rate = figure("pitlane", case, "rps")
         ratio = f"{rate / grpc_rate:.2f}" if rate and grpc_rate else "-"
         print(f"{label:<30} {'req/s':<8} {f'{rate:,.0f}' if rate else '-':>10} {ratio:>16}")
-    observability(figure)
+    observability(figure, runs)
     # A/B against an earlier build (PITLANE_BASE_SERVER): gRPC's unary rate may not fall by more than 3 %.
     for case in ("unary c=1 m=1", "unary c=4 m=32"):
         now, before = figure("pitlane", case, "rps"), figure("pitlane-base", case, "rps")
@@ -181,11 +181,13 @@ def grpc(rows):
             print(f"load average at the {row['when']}: {row['loadavg']}")
 
 
-def observability(figure):
+def observability(figure, runs):
     """Pitlane's unary rate with metrics on and with tracing on, beside both off, in the same
     runs. The issue's target: metrics on (tracing off) within 5 % of both off; tracing's cost
     (every call sampled, spans exported) is reported, as time per call: 1/rate on minus 1/rate
-    off (at c=1 m=1 that is latency added to each call; at c=4 m=32, server time per call)."""
+    off (at c=1 m=1 that is latency added to each call; at c=4 m=32, server time per call).
+    A gap smaller than the spread of the off server's own runs is called unresolved, not short:
+    bench-instructions' "metrics on" line is the repeatable judge."""
     print(f"{'metrics and tracing (pitlane)':<30} {'unit':<8} {'off':>10} {'metrics':>10} {'÷ off':>7} "
           f"{'tracing':>10} {'÷ off':>7} {'tracing µs/call':>16}")
     verdicts = []
@@ -195,7 +197,9 @@ def observability(figure):
         tracing_ratio = tracing / off if tracing and off else None
         cost = (1 / tracing - 1 / off) * 1e6 if tracing and off else None
         if metrics_ratio is not None:
-            verdicts.append((case, metrics_ratio))
+            rates = [row["rps"] for row in runs.get(("pitlane", "pitlane", case, 16), []) if row.get("rps")]
+            spread = (max(rates) - min(rates)) / off if len(rates) >= 3 else 0.0
+            verdicts.append((case, metrics_ratio, spread))
 
         def rate(value):
             return f"{value:,.0f}" if value else "-"
@@ -205,9 +209,15 @@ def observability(figure):
         print(f"{case + ' (h2load)':<30} {'req/s':<8} {rate(off):>10} {rate(metrics):>10} {ratio(metrics_ratio):>7} "
               f"{rate(tracing):>10} {ratio(tracing_ratio):>7} {f'{cost:+.2f}' if cost is not None else '-':>16}")
     if verdicts:
-        worst_case, worst = min(verdicts, key=lambda item: item[1])
+        worst_case, worst, spread = min(verdicts, key=lambda item: item[1])
+        if worst >= 0.95:
+            verdict = "met"
+        elif 1 - worst < spread:
+            verdict = f"unresolved: off's own runs span {spread:.1%} (judge by instructions)"
+        else:
+            verdict = "SHORT"
         print(f"metrics on, tracing off: {worst - 1:+.1%} req/s at worst ({worst_case}) "
-              f"{'met' if worst >= 0.95 else 'SHORT'} (target: within 5 % of both off)")
+              f"{verdict} (target: within 5 % of both off)")
     else:
         print("metrics on, tracing off: not measured")
 
