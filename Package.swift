@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "PitlaneProtobuf", targets: ["PitlaneProtobuf"]),
         .library(name: "PitlaneCore", targets: ["PitlaneCore"]),
+        .library(name: "PitlanePosix", targets: ["PitlanePosix"]),
         .library(name: "PitlaneHTTP2", targets: ["PitlaneHTTP2"]),
         .library(name: "Pitlane", targets: ["Pitlane"]),
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
@@ -41,9 +42,10 @@ let package = Package(
         .target(name: "PitlaneProtobuf"),
         .target(name: "PitlaneCodeGen", dependencies: ["PitlaneProtobuf"]),
 
-        // gRPC: the transport-agnostic runtime, and HTTP/2 under it.
+        // gRPC: the transport-agnostic runtime; event loops, sockets and TLS; HTTP/2 over them.
         .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
-        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "CLinux", "CNGHTTP2", "CHTTPParser", "CWslay", "COpenSSL", "CZlib"]),
+        .target(name: "PitlanePosix", dependencies: ["PitlaneCore", "CLinux", "COpenSSL"]),
+        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "PitlanePosix", "CNGHTTP2", "CHTTPParser", "CWslay", "COpenSSL", "CZlib"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",
@@ -166,6 +168,10 @@ let package = Package(
         .testTarget(
             name: "PitlaneCoreTests",
             dependencies: ["PitlaneCore", "PitlaneProtobuf", "TestSupport"]
+        ),
+        .testTarget(
+            name: "PitlanePosixTests",
+            dependencies: ["PitlanePosix", "PitlaneCore", "TestSupport"]
         ),
         .testTarget(
             name: "PitlaneHTTP2Tests",

@@ -1,3 +1,4 @@
-// PitlaneHTTP2: gRPC over HTTP/2 on libnghttp2, OpenSSL and epoll event loops.
-// The event loop and sockets live in EventLoop/ and Sockets/; the HTTP/2 connections,
-// TLS and the client and server transports build on them.
+// PitlaneHTTP2: gRPC over HTTP/2 on libnghttp2 and zlib, on PitlanePosix's event loops,
+// sockets and TLS. Its API names PitlanePosix's types (SocketAddress, TLSError, EventLoop),
+// so importing PitlaneHTTP2 brings them.
+@_exported import PitlanePosix

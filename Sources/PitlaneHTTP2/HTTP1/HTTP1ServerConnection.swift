@@ -88,7 +88,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     // MARK: Socket events
 
     func readable() {
-        let buffer = channel.readBuffer(loop.state.readBuffer)
+        let buffer = channel.readBuffer(loop.readBuffer)
         while phase != .closed && phase != .upgraded && !readingPaused {
             let count: Int
             switch channel.read(into: buffer, flush: flush) {

@@ -172,7 +172,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func readable() {
         guard lifecycle.phase != .closed else { return }
         flushGate.beginReceiving()
-        let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
+        let outcome = pump.read(from: socket, into: session, through: loop.readBuffer)
         flushGate.endReceiving()
         switch outcome {
         case .drained:

@@ -140,7 +140,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     func readable() {
         guard management.isExchangingFrames else { return discardWhileLingering() }
         flushGate.beginReceiving()
-        let outcome = pump.read(from: socket, into: session, through: loop.state.readBuffer)
+        let outcome = pump.read(from: socket, into: session, through: loop.readBuffer)
         flushGate.endReceiving()
         switch outcome {
         case .drained:
@@ -208,7 +208,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard management.phase == .lingering else { return }
         while true {
             let count: Int?
-            do { count = try socket.read(into: loop.state.readBuffer) } catch { break }
+            do { count = try socket.read(into: loop.readBuffer) } catch { break }
             guard let count else { return }  // nothing more for now
             if count == 0 { break }  // the client closed its side
         }

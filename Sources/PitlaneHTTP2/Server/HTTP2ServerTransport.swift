@@ -317,7 +317,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                         takeOver(handshaker, next) { try next.start(); next.readable() }
                     }
                 },
-                onClose: onClose
+                onClose: { onClose($0) }
             )
         } else {
             connection = ProtocolSniffer(
@@ -452,10 +452,4 @@ extension ServerTransport where Self == HTTP2ServerTransport {
     ) -> Self {
         HTTP2ServerTransport(address: address, security: security, config: config)
     }
-}
-
-/// One line on standard error, written whole.
-func logToStandardError(_ line: String) {
-    var bytes = Array((line + "\n").utf8)
-    _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)
 }

@@ -11,6 +11,7 @@ protocol ServerConnection: AnyObject, Sendable {
 
 extension HTTP2ServerConnection: ServerConnection {}
 extension HTTP1ServerConnection: ServerConnection {}
+extension TLSHandshaker: ServerConnection {}
 
 /// Tells HTTP/2 from HTTP/1.1 on a plaintext connection by its first bytes: HTTP/2 begins
 /// with the 24-byte client preface (`PRI * HTTP/2.0…`), which no HTTP/1.1 request line

@@ -124,7 +124,7 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
     }
 
     private func discardInput() {
-        let buffer = channel.readBuffer(loop.state.readBuffer)
+        let buffer = channel.readBuffer(loop.readBuffer)
         while true {
             switch channel.read(into: buffer, flush: {}) {
             case .bytes: continue

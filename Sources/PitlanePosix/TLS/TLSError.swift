@@ -40,7 +40,7 @@ public enum TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Whether a handshake failed (rather than the configuration or an established connection).
-    var isHandshakeFailure: Bool {
+    package var isHandshakeFailure: Bool {
         switch self {
         case .handshakeFailed, .http2NotNegotiated: true
         default: false

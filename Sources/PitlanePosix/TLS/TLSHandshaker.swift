@@ -1,26 +1,26 @@
 /// Runs a TLS connection's handshake before it is anyone's: ALPN then says which HTTP the
 /// client speaks ("h2", or "http/1.1" on a server that serves it), and the connection is
 /// handed, its engine established, to that version. A handshake that fails is reported
-/// (``HTTP2ServerTransport/Config/onTLSHandshakeFailure``), its alert sent, and the socket
+/// (a transport's `onTLSHandshakeFailure`), its alert sent, and the socket
 /// closed; one that does not finish within `timeout` is closed.
 ///
 /// `@unchecked Sendable`: used on `loop` only.
-final class TLSHandshaker: FileDescriptorHandler, ServerConnection, @unchecked Sendable {
-    let socket: Socket
-    let loop: EventLoop
+package final class TLSHandshaker: FileDescriptorHandler, @unchecked Sendable {
+    package let socket: Socket
+    package let loop: EventLoop
     private let engine: TLSEngine
     private let peer: String
     private let timeout: Duration
     private let onFailure: ((String, TLSError) -> Void)?
     private let decided: (TLSHandshaker, TLSEngine) -> Void
-    private let onClose: @Sendable (any ServerConnection) -> Void
+    private let onClose: @Sendable (TLSHandshaker) -> Void
     private var timer: EventLoop.TimerID?
     private var isDone = false
     private var wantsWritable = false
 
-    init(socket: Socket, loop: EventLoop, engine: TLSEngine, peer: String, timeout: Duration,
+    package init(socket: Socket, loop: EventLoop, engine: TLSEngine, peer: String, timeout: Duration,
          onFailure: ((String, TLSError) -> Void)?, decided: @escaping (TLSHandshaker, TLSEngine) -> Void,
-         onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+         onClose: @escaping @Sendable (TLSHandshaker) -> Void) {
         self.socket = socket
         self.loop = loop
         self.engine = engine
@@ -31,15 +31,15 @@ final class TLSHandshaker: FileDescriptorHandler, ServerConnection, @unchecked S
         self.onClose = onClose
     }
 
-    func start() throws {
+    package func start() throws {
         try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
         timer = loop.scheduleTimer(after: timeout) { [weak self] in self?.close() }
     }
 
-    func readable() { advance() }
-    func writable() { advance() }
-    func errorOrHangUp() { close() }
-    func drain() { close() }
+    package func readable() { advance() }
+    package func writable() { advance() }
+    package func errorOrHangUp() { close() }
+    package func drain() { close() }
 
     /// Moves the handshake on as far as the bytes at hand allow.
     private func advance() {
@@ -91,7 +91,7 @@ final class TLSHandshaker: FileDescriptorHandler, ServerConnection, @unchecked S
         decided(self, engine)
     }
 
-    func close() {
+    package func close() {
         guard !isDone else { return }
         isDone = true
         if let timer { _ = loop.cancelTimer(timer) }

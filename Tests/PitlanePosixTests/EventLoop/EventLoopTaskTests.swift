@@ -1,5 +1,5 @@
 import Glibc
-@testable import PitlaneHTTP2
+@testable import PitlanePosix
 import TestSupport
 import Testing
 

@@ -7,10 +7,10 @@ import Glibc
 ///
 /// `@unchecked Sendable`: the context is not changed after it is built, and OpenSSL lets
 /// threads make connections from one context concurrently.
-final class TLSContext: @unchecked Sendable {
-    enum Role { case client, server }
+package final class TLSContext: @unchecked Sendable {
+    package enum Role { case client, server }
 
-    let role: Role
+    package let role: Role
     private let raw: OpaquePointer
     /// Server: whether ALPN may settle on "http/1.1" (or on nothing) as well as "h2".
     private(set) var servesHTTP1 = false
@@ -38,7 +38,7 @@ final class TLSContext: @unchecked Sendable {
     /// A server context: certificate, key, client verification, and the protocol chosen by
     /// ALPN: "h2", or with `servesHTTP1` "http/1.1" for clients that offer no "h2" (and for
     /// clients that offer no ALPN at all, as RFC 7301 leaves to the server).
-    static func server(_ config: HTTP2ServerTransport.TLSConfig, servesHTTP1: Bool = false) throws(TLSError) -> TLSContext {
+    package static func server(_ config: TLSServerConfig, servesHTTP1: Bool = false) throws(TLSError) -> TLSContext {
         let context = try TLSContext(role: .server)
         context.servesHTTP1 = servesHTTP1
         try context.useCertificate(chainPath: config.certificateChainPath, keyPath: config.privateKeyPath)
@@ -66,7 +66,7 @@ final class TLSContext: @unchecked Sendable {
     }
 
     /// A client context: trust roots, an optional client certificate, ALPN offering "h2".
-    static func client(_ config: HTTP2ClientTransport.TLSConfig) throws(TLSError) -> TLSContext {
+    package static func client(_ config: TLSClientConfig) throws(TLSError) -> TLSContext {
         let context = try TLSContext(role: .client)
         try context.trust(config.trustRootsPath, announceToClients: false)
         switch (config.certificateChainPath, config.privateKeyPath) {
@@ -88,7 +88,7 @@ final class TLSContext: @unchecked Sendable {
     }
 
     /// A new connection's TLS state; a client's checks `serverName`.
-    func makeEngine(serverName: TLSEngine.ServerName? = nil) throws(TLSError) -> TLSEngine {
+    package func makeEngine(serverName: TLSEngine.ServerName? = nil) throws(TLSError) -> TLSEngine {
         ERR_clear_error()
         guard let ssl = SSL_new(raw) else {
             throw .invalidConfiguration(reason: "SSL_new failed: \(takeOpenSSLErrors())")

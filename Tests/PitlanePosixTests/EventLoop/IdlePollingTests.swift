@@ -1,4 +1,4 @@
-@testable import PitlaneHTTP2
+@testable import PitlanePosix
 import Testing
 
 @Suite("Idle polling window", .timeLimit(.minutes(1)))

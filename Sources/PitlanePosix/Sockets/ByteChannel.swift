@@ -1,12 +1,17 @@
 /// A connection's bytes after the HTTP version is settled: straight to and from the socket,
 /// or through its TLS engine (whose handshake is complete). Used by the connections that
 /// do not go through nghttp2: HTTP/1.1 and WebSocket.
-struct ByteChannel {
-    let socket: Socket
+package struct ByteChannel {
+    package let socket: Socket
     /// nil for plaintext.
-    let tls: TLSEngine?
+    package let tls: TLSEngine?
 
-    enum ReadOutcome {
+    package init(socket: Socket, tls: TLSEngine?) {
+        self.socket = socket
+        self.tls = tls
+    }
+
+    package enum ReadOutcome {
         case bytes(Int)
         case wouldBlock
         case end
@@ -14,14 +19,14 @@ struct ByteChannel {
     }
 
     /// The largest read that keeps a TLS record from waiting half read inside OpenSSL.
-    func readBuffer(_ loopBuffer: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer {
+    package func readBuffer(_ loopBuffer: UnsafeMutableRawBufferPointer) -> UnsafeMutableRawBufferPointer {
         tls == nil ? loopBuffer : UnsafeMutableRawBufferPointer(rebasing: loopBuffer.prefix(16_384))
     }
 
     /// Plaintext from the socket, or through the TLS engine. `flush` runs when OpenSSL has
     /// an answer to write first; the read then reports `wouldBlock`, and reading goes on
     /// when the socket is writable.
-    func read(into buffer: UnsafeMutableRawBufferPointer, flush: () -> Void) -> ReadOutcome {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, flush: () -> Void) -> ReadOutcome {
         do {
             guard let tls else {
                 guard let count = try socket.read(into: buffer) else { return .wouldBlock }
@@ -50,7 +55,7 @@ struct ByteChannel {
     }
 
     /// Writes what it can of `bytes`; returns how many it took (0 when full).
-    func write(_ bytes: UnsafeRawBufferPointer) throws -> Int {
+    package func write(_ bytes: UnsafeRawBufferPointer) throws -> Int {
         guard let tls else { return try socket.write(bytes) ?? 0 }
         guard try tls.writeCiphertext(to: socket) else { return 0 }
         let taken = try tls.writePlaintext(bytes)
@@ -59,13 +64,13 @@ struct ByteChannel {
     }
 
     /// TLS: writes the ciphertext still pending; true when none is left.
-    func finishWriting() throws -> Bool {
+    package func finishWriting() throws -> Bool {
         guard let tls else { return true }
         return try tls.writeCiphertext(to: socket)
     }
 
     /// Stops writing: TLS close_notify, then the socket's write side.
-    func shutdownWrite() {
+    package func shutdownWrite() {
         if let tls {
             tls.shutdown()
             _ = try? tls.writeCiphertext(to: socket)

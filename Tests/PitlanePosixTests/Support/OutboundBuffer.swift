@@ -1,4 +1,4 @@
-import PitlaneHTTP2
+import PitlanePosix
 
 /// Bytes waiting to be written to a non-blocking socket, kept across partial writes.
 struct OutboundBuffer {

@@ -1,5 +1,5 @@
 import Glibc
-import PitlaneHTTP2
+import PitlanePosix
 import TestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import Glibc
-import PitlaneHTTP2
+import PitlanePosix
 
 /// A connected pair of non-blocking Unix stream sockets, as raw descriptors the caller closes.
 func makeSocketPair() throws -> (Int32, Int32) {

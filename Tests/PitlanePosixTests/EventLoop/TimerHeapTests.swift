@@ -1,4 +1,4 @@
-@testable import PitlaneHTTP2
+@testable import PitlanePosix
 import Testing
 
 @Suite("TimerHeap", .timeLimit(.minutes(5)))

@@ -1,4 +1,4 @@
-import PitlaneHTTP2
+import PitlanePosix
 
 /// Connects, sends a payload while reading the echo, shuts down its writing side, and
 /// returns everything read until end of stream. Loop-confined.

@@ -9,9 +9,9 @@ import Glibc
 /// and from the output buffer straight to the socket (``writeCiphertext(to:)``), without
 /// copies; ``advanceHandshake()``, ``readPlaintext(into:)`` and ``writePlaintext(_:)`` work
 /// between the buffers. Loop-confined, like the connection that owns it.
-final class TLSEngine {
+package final class TLSEngine {
     /// The connection's TLS lifecycle.
-    enum State: Equatable {
+    package enum State: Equatable {
         case handshaking
         /// Handshake done, ALPN "h2" agreed: application data flows.
         case established
@@ -22,7 +22,7 @@ final class TLSEngine {
     }
 
     /// How far ``advanceHandshake()`` got.
-    enum HandshakeProgress {
+    package enum HandshakeProgress {
         case completed
         /// More ciphertext from the peer is needed.
         case needsCiphertext
@@ -32,7 +32,7 @@ final class TLSEngine {
     }
 
     /// What ``readPlaintext(into:)`` found.
-    enum PlaintextRead {
+    package enum PlaintextRead {
         case bytes(Int)
         case needsCiphertext
         /// The output buffer is full (OpenSSL has something to answer): write it out first.
@@ -43,7 +43,7 @@ final class TLSEngine {
     }
 
     /// What ``readCiphertext(from:)`` did.
-    enum CiphertextRead {
+    package enum CiphertextRead {
         case received(Int)
         case wouldBlock
         case endOfStream
@@ -52,14 +52,14 @@ final class TLSEngine {
     }
 
     /// The name a client expects in the server's certificate.
-    enum ServerName: Equatable {
+    package enum ServerName: Equatable {
         /// Checked against the certificate's DNS names, and sent as SNI.
         case hostname(String)
         /// Checked against the certificate's IP addresses; no SNI (RFC 6066 forbids IPs there).
         case ipAddress(String)
 
         /// An IP address when `name` parses as one (brackets allowed around IPv6), else a host name.
-        init(_ name: String) {
+        package init(_ name: String) {
             let bare = name.hasPrefix("[") && name.hasSuffix("]") ? String(name.dropFirst().dropLast()) : name
             var v4 = in_addr()
             var v6 = in6_addr()
@@ -73,9 +73,9 @@ final class TLSEngine {
 
     /// Each direction's buffer: room for several 16 KiB records, so one socket write carries
     /// several, and bounded, so a fast writer cannot grow it.
-    static let bufferBytes = 64 * 1024
+    package static let bufferBytes = 64 * 1024
 
-    private(set) var state = State.handshaking
+    package private(set) var state = State.handshaking
     /// Server: why ALPN refused the client, set by the context's callbacks during the handshake.
     var alpnRefusal: String?
     private let ssl: OpaquePointer
@@ -86,7 +86,7 @@ final class TLSEngine {
     private let acceptsHTTP1: Bool
 
     /// Takes ownership of `ssl`.
-    init(ssl: OpaquePointer, role: TLSContext.Role, serverName: ServerName?, acceptsHTTP1: Bool = false) throws(TLSError) {
+    package init(ssl: OpaquePointer, role: TLSContext.Role, serverName: ServerName?, acceptsHTTP1: Bool = false) throws(TLSError) {
         self.acceptsHTTP1 = acceptsHTTP1
         var inner: OpaquePointer?
         var outer: OpaquePointer?
@@ -129,7 +129,7 @@ final class TLSEngine {
 
     /// Runs the handshake as far as the ciphertext at hand allows. On completion checks that
     /// ALPN agreed on "h2".
-    func advanceHandshake() -> HandshakeProgress {
+    package func advanceHandshake() -> HandshakeProgress {
         guard state == .handshaking else { return .failed(.handshakeFailed(reason: "the handshake is over")) }
         ERR_clear_error()
         let result = SSL_do_handshake(ssl)
@@ -164,7 +164,7 @@ final class TLSEngine {
     }
 
     /// Decrypts one record's worth (at most `buffer.count` bytes) of application data.
-    func readPlaintext(into buffer: UnsafeMutableRawBufferPointer) -> PlaintextRead {
+    package func readPlaintext(into buffer: UnsafeMutableRawBufferPointer) -> PlaintextRead {
         guard state == .established else { return state == .closed ? .closedByPeer : .failed(.connectionFailed(reason: "not established")) }
         ERR_clear_error()
         var count = 0
@@ -185,7 +185,7 @@ final class TLSEngine {
     /// Encrypts as much of `plaintext` as the output buffer has room for, in whole records;
     /// returns how many bytes it took (0 when the buffer is full: write it out first). Offer
     /// the rest again, unchanged, from any buffer.
-    func writePlaintext(_ plaintext: UnsafeRawBufferPointer) throws(TLSError) -> Int {
+    package func writePlaintext(_ plaintext: UnsafeRawBufferPointer) throws(TLSError) -> Int {
         guard state == .established else { throw .connectionFailed(reason: "writing while \(state)") }
         guard !plaintext.isEmpty else { return 0 }
         ERR_clear_error()
@@ -202,7 +202,7 @@ final class TLSEngine {
 
     /// Queues close_notify, once, for ``writeCiphertext(to:)``; nothing unless the handshake
     /// completed and nothing failed.
-    func shutdown() {
+    package func shutdown() {
         guard state == .established || state == .closed else { return }
         ERR_clear_error()
         if SSL_get_shutdown(ssl) & SSL_SENT_SHUTDOWN == 0 { _ = SSL_shutdown(ssl) }
@@ -213,10 +213,10 @@ final class TLSEngine {
     // MARK: Ciphertext and the socket
 
     /// Ciphertext OpenSSL produced that is not written yet.
-    var hasPendingCiphertext: Bool { BIO_ctrl_pending(network) > 0 }
+    package var hasPendingCiphertext: Bool { BIO_ctrl_pending(network) > 0 }
 
     /// Reads from `socket` straight into the input buffer.
-    func readCiphertext(from socket: Socket) throws(SocketError) -> CiphertextRead {
+    package func readCiphertext(from socket: Socket) throws(SocketError) -> CiphertextRead {
         var space: UnsafeMutablePointer<CChar>?
         let room = BIO_nwrite0(network, &space)
         guard room > 0, let start = space else { return .bufferFull }
@@ -230,7 +230,7 @@ final class TLSEngine {
 
     /// Writes pending ciphertext to `socket` straight from the output buffer; true when all
     /// of it went, false when the socket is full.
-    func writeCiphertext(to socket: Socket) throws(SocketError) -> Bool {
+    package func writeCiphertext(to socket: Socket) throws(SocketError) -> Bool {
         while true {
             var bytes: UnsafeMutablePointer<CChar>?
             let available = BIO_nread0(network, &bytes)
@@ -255,7 +255,7 @@ final class TLSEngine {
     }
 
     /// The protocol ALPN settled on ("h2", "http/1.1"), empty when none was negotiated.
-    var negotiatedProtocol: String {
+    package var negotiatedProtocol: String {
         var selected: UnsafePointer<UInt8>?
         var length: UInt32 = 0
         SSL_get0_alpn_selected(ssl, &selected, &length)
@@ -264,7 +264,7 @@ final class TLSEngine {
 
     /// Whether the connection speaks HTTP/1.1 (a server that serves it, and a client that
     /// did not choose "h2").
-    var speaksHTTP1: Bool { negotiatedProtocol != "h2" }
+    package var speaksHTTP1: Bool { negotiatedProtocol != "h2" }
 
     /// Why ALPN did not agree on "h2", or nil when it did (or, on a server that serves
     /// HTTP/1.1 too, on "http/1.1" or on nothing).

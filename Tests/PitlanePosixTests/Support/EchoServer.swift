@@ -1,4 +1,4 @@
-import PitlaneHTTP2
+import PitlanePosix
 
 /// Accepts connections on one event loop and writes every byte back. Loop-confined.
 final class EchoServer: FileDescriptorHandler {

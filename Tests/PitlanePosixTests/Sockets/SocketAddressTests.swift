@@ -1,4 +1,4 @@
-import PitlaneHTTP2
+import PitlanePosix
 import Testing
 
 @Suite("SocketAddress", .timeLimit(.minutes(1)))

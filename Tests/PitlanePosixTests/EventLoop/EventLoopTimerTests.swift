@@ -1,4 +1,4 @@
-import PitlaneHTTP2
+import PitlanePosix
 import TestSupport
 import Testing
 

@@ -194,3 +194,9 @@ public final class EventLoop: Sendable {
         return .running
     }
 }
+
+extension EventLoop {
+    /// The loop's read buffer (64 KiB), shared by every connection on the loop: a handler reads
+    /// into it and consumes the bytes before it returns. On the loop only.
+    package var readBuffer: UnsafeMutableRawBufferPointer { state.readBuffer }
+}

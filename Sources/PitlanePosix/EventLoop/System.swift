@@ -27,3 +27,10 @@ public enum System {
         pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 }
+
+/// One line on standard error, written whole (one `write`, so lines from several threads do
+/// not interleave).
+package func logToStandardError(_ line: String) {
+    var bytes = Array((line + "\n").utf8)
+    _ = Glibc.write(STDERR_FILENO, &bytes, bytes.count)
+}
