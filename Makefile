@@ -36,10 +36,12 @@ cluster: bootstrap
 	@scripts/cluster
 
 # The Swift tests start the Python peers (Tests/Peers) themselves, one test target per process
-# under a time limit (scripts/test-swift says why); then the Containerfile's build command
-# runs here exactly as written.
+# under a time limit (scripts/test-swift says why); then Examples/Greeter proves a gRPC-only
+# program links no web or database library, and the Containerfile's build command runs here
+# exactly as written.
 test: bootstrap
 	@scripts/test-swift
+	@scripts/check-grpc-only
 	@scripts/check-containerfile
 
 bench: bootstrap

@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "PitlaneCore", targets: ["PitlaneCore"]),
         .library(name: "PitlanePosix", targets: ["PitlanePosix"]),
         .library(name: "PitlaneHTTP2", targets: ["PitlaneHTTP2"]),
+        .library(name: "PitlaneWeb", targets: ["PitlaneWeb"]),
         .library(name: "Pitlane", targets: ["Pitlane"]),
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
         .library(name: "PitlaneReflection", targets: ["PitlaneReflection"]),
@@ -45,7 +46,9 @@ let package = Package(
         // gRPC: the transport-agnostic runtime; event loops, sockets and TLS; HTTP/2 over them.
         .target(name: "PitlaneCore", dependencies: ["PitlaneProtobuf"]),
         .target(name: "PitlanePosix", dependencies: ["PitlaneCore", "CLinux", "COpenSSL"]),
-        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "PitlanePosix", "CNGHTTP2", "CHTTPParser", "CWslay", "COpenSSL", "CZlib"]),
+        .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "PitlanePosix", "CNGHTTP2", "CZlib"]),
+        // The web beside gRPC on the same port: HTTP/1.1, gRPC-Web, Connect, CORS, WebSocket.
+        .target(name: "PitlaneWeb", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlanePosix", "PitlaneProtobuf", "CHTTPParser", "CWslay", "COpenSSL"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",
@@ -53,15 +56,15 @@ let package = Package(
             dependencies: ["protoc-gen-pitlane"]
         ),
 
-        // The umbrella: `import Pitlane` brings the three above.
-        .target(name: "Pitlane", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"]),
+        // The umbrella: `import Pitlane` brings the protobuf runtime, the core, HTTP/2 and the web.
+        .target(name: "Pitlane", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneProtobuf"]),
 
         // Services every server can mount: grpc.health.v1.
         .target(name: "PitlaneHealth", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // Rich errors: google.rpc.Status and the standard detail types in grpc-status-details-bin.
         .target(name: "PitlaneErrorDetails", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers and clients; tracing.
-        .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneProtobuf"],
+        .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneProtobuf"],
                 plugins: ["PitlaneGenerator"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
         .target(name: "PitlaneReflection", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
@@ -72,11 +75,11 @@ let package = Package(
         .target(name: "PitlanePostgres", dependencies: ["CLibPQ", "PitlaneSQL"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneHealth", "PitlaneObservability",
+        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneObservability",
                                                           "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]),
 
         // The browser app (races, order tracker, chat), served by the servers from their port.
-        .target(name: "WebApp", dependencies: ["PitlaneHTTP2"], resources: [.copy("Static")]),
+        .target(name: "WebApp", dependencies: ["PitlaneWeb"], resources: [.copy("Static")]),
 
         // SwiftKart: the race schedule and live races (`make run`), its server and its client.
         .target(
@@ -96,7 +99,7 @@ let package = Package(
         ),
         .target(
             name: "LiveChat",
-            dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
+            dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
         .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane", "WebApp"]),
@@ -113,7 +116,7 @@ let package = Package(
 
         .executableTarget(
             name: "pitlane-bench-server",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneObservability", "PitlaneProtobuf"],
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneObservability", "PitlaneProtobuf"],
             path: "Benchmarks/GRPCBench",
             plugins: ["PitlaneGenerator"]
         ),
@@ -176,6 +179,10 @@ let package = Package(
         .testTarget(
             name: "PitlaneHTTP2Tests",
             dependencies: ["PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
+        ),
+        .testTarget(
+            name: "PitlaneWebTests",
+            dependencies: ["PitlaneWeb", "PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
         ),
         .testTarget(
             name: "SwiftKartTests",

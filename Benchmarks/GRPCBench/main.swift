@@ -9,6 +9,7 @@
 import Glibc
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneWeb
 import PitlaneObservability
 import PitlaneProtobuf
 
@@ -63,11 +64,14 @@ config.eventLoopThreads = 1
 config.maxConcurrentStreams = maxStreams
 let services: [any RegistrableRPCService] = [BenchService()]
 let metrics = metricsOn ? ServerMetrics(services: services) : nil
+// gRPC-Web and Connect beside gRPC, as the project's servers serve them (bench-grpc's web rows).
+var web = WebConfig()
 if let metrics {
-    config.httpEndpoints["/metrics"] = HTTPEndpoint {
+    web.httpEndpoints["/metrics"] = HTTPEndpoint {
         .text(200, metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 }
+config.web = web
 // Tracing: the exporter and where it sends.
 let tracing = otlpEndpoint.map { (spans: OTLPSpanExporter(serviceName: "pitlane-bench-server"), endpoint: $0) }
 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: port), config: config)

@@ -1,5 +1,6 @@
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneWeb
 import PitlaneProtobuf
 
 /// The seed's WebSocket chat (a Node.js `ws` server) on a Pitlane server, bridged to

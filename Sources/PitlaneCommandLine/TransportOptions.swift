@@ -1,4 +1,5 @@
 import PitlaneHTTP2
+import PitlaneWeb
 
 /// The transport flags every Pitlane server and command-line client shares:
 /// `--host`, `--port`, `--unix PATH`; TLS with `--tls-cert`/`--tls-key` on servers and

@@ -1,21 +1,26 @@
 import PitlaneCore
 import PitlaneHealth
 import PitlaneHTTP2
+import PitlaneWeb
 
 extension HTTP2ServerTransport.Config {
     /// What operators scrape and probe on the server's own port:
     /// - `/metrics`: `metrics` in the Prometheus text format;
     /// - `/healthz` and `/readyz`: 200 while `health` says the server ("") is SERVING, else
     ///   503 (a draining server turns NOT_SERVING first, so a balancer stops sending to it).
+    /// They are served over HTTP/1.1 and HTTP/2 by ``web`` (PitlaneWeb), which this turns on
+    /// if it is not yet.
     public mutating func addOperatorEndpoints(metrics: ServerMetrics, health: HealthService) {
-        httpEndpoints["/metrics"] = HTTPEndpoint {
+        var web = self.web ?? WebConfig()
+        web.httpEndpoints["/metrics"] = HTTPEndpoint {
             .text(200, metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         let probe = HTTPEndpoint {
             health.status() == .serving ? .text(200, "ok\n") : .text(503, "not serving\n")
         }
-        httpEndpoints["/healthz"] = probe
-        httpEndpoints["/readyz"] = probe
+        web.httpEndpoints["/healthz"] = probe
+        web.httpEndpoints["/readyz"] = probe
+        self.web = web
     }
 }
 

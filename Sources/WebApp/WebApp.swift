@@ -1,5 +1,6 @@
 import Foundation
 import PitlaneHTTP2
+import PitlaneWeb
 
 /// The browser app (races, order tracker, chat): plain HTML, CSS and JavaScript in
 /// `Static/`, which SwiftPM copies beside the executables (`Pitlane_WebApp.resources`); read

@@ -73,16 +73,18 @@ do {
 
     let address = try options.serverAddress(defaultPort: 8090)
     var config = HTTP2ServerTransport.Config.defaults
-    config.cors = options.corsPolicy()
+    var web = WebConfig()
+    web.cors = options.corsPolicy()
     config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
     // Watchers and chatters hold streams open for long and ping to keep them honest.
     config.minimumPingInterval = try options.minimumPingInterval(default: 5)
     // The seed's WebSocket chat clients share the rooms, and the web app is served, on the same port.
     var webSocketLimits = WebSocketLimits()
     webSocketLimits.maxMessageBytes = max(125, try options.integer("ws-max-message", default: webSocketLimits.maxMessageBytes))
-    config.webSocket = SeedChatEndpoint.endpoint(rooms: rooms, limits: webSocketLimits)
-    config.staticFiles = try WebApp.files(root: options["web-root"])
-    if config.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
+    web.webSocket = SeedChatEndpoint.endpoint(rooms: rooms, limits: webSocketLimits)
+    web.staticFiles = try WebApp.files(root: options["web-root"])
+    config.web = web
+    if web.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
     let reflection = try ReflectionService(services: [
         (Orders_V1_OrderTracking.descriptor, Orders_V1_OrderTracking.fileDescriptorProtos),
         (Chat_V1_ChatRoom.descriptor, Chat_V1_ChatRoom.fileDescriptorProtos),

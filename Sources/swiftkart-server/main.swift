@@ -41,12 +41,14 @@ do {
 
     let address = try options.serverAddress(defaultPort: 8080)
     var config = HTTP2ServerTransport.Config.defaults
-    config.cors = options.corsPolicy()
+    var web = WebConfig()
+    web.cors = options.corsPolicy()
     config.minimumPingInterval = try options.minimumPingInterval(default: 300)
     config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
     // The web app (schedule and live race map) on the same port: http://HOST:PORT/races.html.
-    config.staticFiles = try WebApp.files(root: options["web-root"])
-    if config.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
+    web.staticFiles = try WebApp.files(root: options["web-root"])
+    config.web = web
+    if web.staticFiles == nil { log("no web app beside the executable (Pitlane_WebApp.resources) and no --web-root; serving RPCs only") }
     let security = try options.serverSecurity()
     let reflection = try ReflectionService(services: [
         (SwiftKartService.descriptor, SwiftKartService.fileDescriptorProtos),

@@ -7,11 +7,10 @@ import Testing
 /// Python grpcio (gRPC C-core) judges the HTTP/2 transport over real sockets on 127.0.0.1.
 @Suite("HTTP/2 transport against grpcio", .timeLimit(.minutes(5)))
 struct GRPCPeerTests {
-    static let repositoryRoot = URL(filePath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = repositoryRoot.appending(path: ".venv/bin/python").path
-    static let peer = repositoryRoot.appending(path: "Tests/Peers/grpc_echo_peer.py").path
-    static let protos = repositoryRoot.appending(path: "Tests/TestSupport").path
+    static let repositoryRoot = Peers.repositoryRoot
+    static let python = Peers.python
+    static let peer = Peers.script("grpc_echo_peer.py")
+    static let protos = Peers.protos
 
     @Test("a grpcio client calls a Pitlane server: every RPC kind, errors, metadata, deadlines, cancellation")
     func grpcioClientToPitlaneServer() async throws {
@@ -154,7 +153,7 @@ struct GRPCPeerTests {
 
     /// Runs the Python peer to its end; returns everything it printed.
     static func run(_ arguments: [String]) async throws -> String {
-        try await runProcess(python, arguments).output
+        try await Peers.run(arguments)
     }
 }
 

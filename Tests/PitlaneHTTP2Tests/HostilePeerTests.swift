@@ -27,28 +27,6 @@ struct HostilePeerTests {
         }
     }
 
-    @Test("HTTP/1.1: headers, request line and body over the limits, broken chunks, smuggling, no host, a slow head, pipelining, HTTP/1.0, h2c upgrade, 100-continue")
-    func hostileHTTP1Peers() async throws {
-        var config = HTTP2ServerTransport.Config.defaults
-        config.http1.headTimeout = .seconds(1)
-        config.http1.maxBodyBytes = 1_000_000
-        let server = GRPCServer(
-            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config), services: [EchoService()]
-        )
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await server.serve() }
-            defer { server.beginGracefulShutdown() }
-            let port = try #require(try await server.listeningAddress.port)
-            let attacks = try await GRPCPeerTests.run([Self.hostileHTTP1Peer, "--port", String(port)])
-            #expect(attacks.contains("checks: 15 ok, 0 failed"), "\(attacks)")
-            // grpcio on the same port afterwards.
-            let afterwards = try await GRPCPeerTests.run([GRPCPeerTests.peer, "client", "--port", String(port), "--protos", GRPCPeerTests.protos])
-            #expect(afterwards.contains("checks: 13 ok, 0 failed"), "\(afterwards)")
-        }
-    }
-
-    static let hostileHTTP1Peer = GRPCPeerTests.repositoryRoot.appending(path: "Tests/Peers/hostile_http1.py").path
-
     @Test("connect timeout: a server that never completes the TCP handshake fails the RPC with .unavailable")
     func connectTimeout() async throws {
         // A listener whose accept queue is full: the kernel drops further SYNs, so a new

@@ -224,7 +224,7 @@ struct TLSTests {
     func clientWithoutHTTP2IsRejected() async throws {
         try await withTestCertificates { certificates in
             let failures = Locked<[TLSError]>([])
-            let config = Self.recording(failures).with { $0.protocols = [.grpc] }
+            let config = Self.recording(failures)
             try await Self.withEchoServer(security: .tls(Self.serverTLS(certificates)), config: config) { address in
                 let port = String(try #require(address.port))
                 for offer in ["http/1.1", "none"] {
@@ -236,29 +236,6 @@ struct TLSTests {
                 #expect(accepted.hasPrefix("accepted h2"), "\(accepted)")
                 #expect(failures.value.count == 2, "\(failures.value)")
                 #expect(failures.value.allSatisfy { if case .http2NotNegotiated = $0 { true } else { false } }, "\(failures.value)")
-            }
-        }
-    }
-
-    @Test("HTTP/1.1 over TLS: ALPN http/1.1 (or none) gets HTTP/1.1, h2 is still preferred; curl calls Connect over both")
-    func http1OverTLS() async throws {
-        try await withTestCertificates { certificates in
-            let failures = Locked<[TLSError]>([])
-            try await Self.withEchoServer(security: .tls(Self.serverTLS(certificates)), config: Self.recording(failures)) { address in
-                let port = String(try #require(address.port))
-                for (offer, chosen) in [("http/1.1", "accepted http/1.1"), ("none", "accepted None"), ("http/1.1,h2", "accepted h2")] {
-                    let output = try await runProcess(GRPCPeerTests.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", offer]).output
-                    #expect(output.hasPrefix(chosen), "offering \(offer): \(output)")
-                }
-                for version in ["--http1.1", "--http2"] {
-                    let (status, output) = try await runProcess("/usr/bin/curl", [
-                        "-sS", version, "--cacert", certificates.caPath, "--resolve", "localhost:\(port):127.0.0.1",
-                        "-H", "content-type: application/json", "-d", #"{"text": "over TLS"}"#,
-                        "https://localhost:\(port)/pitlane.test.echo.Echo/Get",
-                    ])
-                    #expect(status == 0 && output.contains(#""text":"over TLS""#), "\(version): \(output)")
-                }
-                #expect(failures.value.isEmpty, "\(failures.value)")
             }
         }
     }

@@ -3,16 +3,16 @@ import PitlaneCore
 
 /// gRPC message compression with zlib: `gzip` (RFC 1952) and `deflate` (the zlib format,
 /// RFC 1950, as gRPC implementations use the name).
-enum MessageCompression {
+package enum MessageCompression {
     /// The `grpc-accept-encoding` value Pitlane sends.
-    static let acceptEncoding = "identity,deflate,gzip"
+    package static let acceptEncoding = "identity,deflate,gzip"
 
     /// zlib's window bits: 15 for the zlib format, plus 16 for a gzip wrapper.
     private static func windowBits(_ algorithm: CompressionAlgorithm) -> Int32 {
         algorithm == .gzip ? 15 + 16 : 15
     }
 
-    static func compress(_ bytes: [UInt8], with algorithm: CompressionAlgorithm) throws -> [UInt8] {
+    package static func compress(_ bytes: [UInt8], with algorithm: CompressionAlgorithm) throws -> [UInt8] {
         var stream = z_stream()
         let initialized = deflateInit2_(
             &stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, windowBits(algorithm), 8, Z_DEFAULT_STRATEGY,
@@ -37,7 +37,7 @@ enum MessageCompression {
 
     /// Decompresses one message; more than `limit` bytes of output fails with
     /// `.resourceExhausted` before it is all produced, so a small bomb stays small.
-    static func decompress(_ bytes: [UInt8], with algorithm: CompressionAlgorithm, limit: Int) throws -> [UInt8] {
+    package static func decompress(_ bytes: [UInt8], with algorithm: CompressionAlgorithm, limit: Int) throws -> [UInt8] {
         var stream = z_stream()
         let initialized = inflateInit2_(&stream, windowBits(algorithm), zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard initialized == Z_OK else { throw RPCError(code: .internal, message: "zlib inflateInit failed (\(initialized))") }

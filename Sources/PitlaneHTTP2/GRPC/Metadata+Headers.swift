@@ -3,7 +3,7 @@ import PitlaneProtobuf
 
 extension Metadata {
     /// Metadata as HTTP/2 header fields: `-bin` values base64-encoded (unpadded).
-    var headerFields: [(name: String, value: String)] {
+    package var headerFields: [(name: String, value: String)] {
         map { element in
             switch element.value {
             case .string(let text): (element.key, text)
@@ -14,7 +14,7 @@ extension Metadata {
 
     /// Adds a received header field unless gRPC or HTTP/2 reserve its name; `-bin` values
     /// that are not base64 are dropped (the spec allows ignoring a malformed binary value).
-    mutating func addHeaderField(name: String, value: String) {
+    package mutating func addHeaderField(name: String, value: String) {
         guard !Metadata.isReserved(name) else { return }
         if name.hasSuffix("-bin") {
             // Several binary values may arrive comma-separated in one field.
@@ -29,7 +29,7 @@ extension Metadata {
 
 extension Substring {
     /// Without `character` at either end; ASCII characters only (the header grammar's).
-    func trimmingCharacters(in character: Character) -> String {
+    package func trimmingCharacters(in character: Character) -> String {
         guard let byte = character.asciiValue else { return String(self) }
         var view = utf8[...]
         while view.first == byte { view = view.dropFirst() }

@@ -7,16 +7,13 @@ import PitlaneCore
 /// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
 /// threads (handler tasks) reach the connection solely through `loop.execute`.
 final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, ServerCallConnection, @unchecked Sendable {
-    /// Hands a new RPC to the transport; false when the transport takes no more.
-    typealias Acceptor = @Sendable (ServerRPCStream, ServerTransportContext, RPCCancellationHandle) -> Bool
-
     let socket: Socket
     let loop: EventLoop
     let config: HTTP2ServerTransport.Config
     let peer: String
     private let session: NGHTTP2Session
-    private let protocolSettings: ServerProtocolSettings
-    private let accept: Acceptor
+    private let callLimits: ServerCallLimits
+    private let accept: RPCAcceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
     private var streams = StreamTable<ServerStream>()
     private var pump: SessionPump
@@ -38,7 +35,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
     ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
-         accept: @escaping Acceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+         accept: @escaping RPCAcceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
         self.socket = socket
         pump = SessionPump(tls: tls)
         self.loop = loop
@@ -47,7 +44,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.accept = accept
         self.onClose = onClose
         session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
-        protocolSettings = config.protocolSettings
+        callLimits = config.callLimits
         management = ServerConnectionStateMachine(limits: .init(config), now: loop.now)
         session.delegate = self
     }
@@ -285,7 +282,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             if let limit = stream.headerListTooLarge {
                 // Answered as gRPC, the protocol of nearly every client that sends such headers.
                 let status = Status(code: .resourceExhausted, message: "the request's header list exceeds the server's limit of \(limit) bytes")
-                let headers = [("content-type", "application/grpc")] + ServerCall.statusFields(status)
+                let headers = [("content-type", "application/grpc")] + GRPCServerWire.statusFields(status)
                 return perform(.head(HTTPResponseHead(status: 200, headers: headers), endsStream: true), on: stream)
             }
             startRPC(stream)
@@ -413,14 +410,17 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     // MARK: RPCs
 
-    /// Reads a request's head with the protocol it speaks and hands the RPC to the
-    /// transport, or answers at once.
+    /// Reads a request's head with the protocol it speaks (gRPC, or what the transport's
+    /// protocol handler serves) and hands the RPC to the transport, or answers at once.
     private func startRPC(_ stream: ServerStream) {
         stream.phase = .open
         let head = stream.requestHead
         stream.requestHead = HTTPRequestHead(method: "", path: "", headers: [])
+        let start = GRPCServerWire.isGRPC(head)
+            ? GRPCServerWire.start(head, limits: callLimits)
+            : config.protocolHandler?.start(head, limits: callLimits) ?? GRPCServerWire.refuse(head)
         var call: ServerCall
-        switch ServerCall.start(head, overHTTP2: true, settings: protocolSettings) {
+        switch start {
         case .respond(let response, let body):
             return ResponseAction.answer(response, body: body) { perform($0, on: stream) }
         case .reject(let rejected, let status):
@@ -527,7 +527,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     private func sendStatus(_ stream: ServerStream, _ status: Status, trailers: Metadata) {
         guard case .open = stream.phase, stream.call != nil else { return }
-        stream.call!.responseEnd(status, trailers: trailers) { perform($0, on: stream) }
+        stream.call?.responseEnd(status, trailers: trailers) { perform($0, on: stream) }
         stream.phase = .closing
         scheduleFlush()
     }

@@ -9,7 +9,7 @@ import Synchronization
 /// It also counts an RPC's message bytes on the wire both ways, for metrics (its
 /// ``MessageWireCounts``, handed to the core in ``RPCStream/wireCounts``): one object per
 /// stream already, so the counts cost no allocation.
-final class StreamOutbound: Sendable {
+package final class StreamOutbound: Sendable {
     private struct State {
         var queuedBytes = 0
         var closed: RPCError?
@@ -27,7 +27,7 @@ final class StreamOutbound: Sendable {
     private let state = Mutex(State())
     private let highWatermark: Int
     /// Writes queued on the loop and not yet run there; see `ServerStreamWriter.onLoop`.
-    let hopsInFlight = Atomic(0)
+    package let hopsInFlight = Atomic(0)
     /// Message bytes sent as framed (each length prefix's value). Added to under `state`'s
     /// lock, which `enqueue` takes anyway, so a load and a store suffice; read without it.
     private let sentWire = Atomic(0)
@@ -35,7 +35,7 @@ final class StreamOutbound: Sendable {
     /// messages are unframed), so a load and a store suffice; read from any thread.
     private let receivedWire = Atomic(0)
 
-    init(highWatermark: Int) {
+    package init(highWatermark: Int) {
         self.highWatermark = highWatermark
     }
 
@@ -47,7 +47,7 @@ final class StreamOutbound: Sendable {
     /// the frame of the wait only when it waits, and the deepest frames of a stream's task
     /// are what it keeps allocated while idle.
     @inline(__always)
-    nonisolated(nonsending) func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
+    package nonisolated(nonsending) func enqueue(_ bytes: Int, wireBytes: Int = 0, then send: () -> Void) async throws {
         // Below the watermark (the usual case) the writer goes on without suspending.
         if try enqueueNow(bytes, wireBytes: wireBytes, then: send) { try await waitForRoom() }
     }
@@ -92,7 +92,7 @@ final class StreamOutbound: Sendable {
     /// Counts `bytes` as queued if the stream is open and its queue is at most at the
     /// watermark (as ``enqueue(_:wireBytes:then:)`` would go on without waiting); false, and
     /// nothing counted, otherwise.
-    func tryEnqueue(_ bytes: Int, wireBytes: Int) -> Bool {
+    package func tryEnqueue(_ bytes: Int, wireBytes: Int) -> Bool {
         state.withLock { state in
             guard state.closed == nil, state.queuedBytes <= highWatermark else { return false }
             count(bytes, wireBytes: wireBytes, in: &state)
@@ -107,7 +107,7 @@ final class StreamOutbound: Sendable {
     }
 
     /// The loop sent `bytes`; wakes the writers once the queue is below the watermark.
-    func sent(_ bytes: Int) {
+    package func sent(_ bytes: Int) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             state.queuedBytes -= bytes
             guard state.queuedBytes <= highWatermark else { return [] }
@@ -117,7 +117,7 @@ final class StreamOutbound: Sendable {
     }
 
     /// The stream is gone (reset, or the connection closed): writers fail with `error`.
-    func close(_ error: RPCError) {
+    package func close(_ error: RPCError) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             if state.closed == nil { state.closed = error }
             return state.takeWaiters()
@@ -127,12 +127,12 @@ final class StreamOutbound: Sendable {
 }
 
 extension StreamOutbound: MessageWireCounts {
-    var sentMessageWireBytes: Int { sentWire.load(ordering: .relaxed) }
-    var receivedMessageWireBytes: Int { receivedWire.load(ordering: .relaxed) }
+    package var sentMessageWireBytes: Int { sentWire.load(ordering: .relaxed) }
+    package var receivedMessageWireBytes: Int { receivedWire.load(ordering: .relaxed) }
 
     /// A message of `wireBytes` bytes arrived (its length prefix's value: before
     /// decompression). On the stream's event loop only.
-    func receivedMessage(wireBytes: Int) {
+    package func receivedMessage(wireBytes: Int) {
         receivedWire.store(receivedWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed)
     }
 }
@@ -141,7 +141,7 @@ extension StreamOutbound: MessageWireCounts {
 /// first (an envelope's prefix is written as it is read, so a shared message is not copied
 /// until it goes into a frame). The front chunk is held inline: a stream that is keeping up
 /// has at most one, and then its queue allocates nothing.
-struct PendingData {
+package struct PendingData {
     private var front: BodyBytes?
     /// Chunks after `front`; empty while `front` is nil.
     private var rest = Deque<BodyBytes>()
@@ -149,9 +149,9 @@ struct PendingData {
     private var offset = 0
     private(set) var count = 0
 
-    var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
 
-    mutating func append(_ bytes: BodyBytes) {
+    package mutating func append(_ bytes: BodyBytes) {
         guard !bytes.isEmpty else { return }
         if front == nil {
             front = bytes
@@ -162,7 +162,7 @@ struct PendingData {
     }
 
     /// Copies up to `buffer.count` bytes out; returns how many.
-    mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    package mutating func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         var written = 0
         while written < buffer.count, let chunk = front {
             let take = chunk.copy(from: offset, into: UnsafeMutableRawBufferPointer(rebasing: buffer[written...]))

@@ -1,10 +1,11 @@
 import PitlaneCore
 import Synchronization
 
-/// Work for the server's task group: an RPC, or a WebSocket connection's handler.
+/// Work for the server's task group: an RPC, or other work a connection runs as a server
+/// task (a WebSocket connection's handler).
 enum AcceptedWork: Sendable {
     case rpc(loop: EventLoop, stream: ServerRPCStream, context: ServerTransportContext, cancellation: RPCCancellationHandle)
-    case webSocket(WebSocketConnection, WebSocketEndpoint.Handler)
+    case task(loop: EventLoop, work: @Sendable () async -> Void)
 }
 
 /// Accepted work on its way from the event loops, which never wait, to the one loop in

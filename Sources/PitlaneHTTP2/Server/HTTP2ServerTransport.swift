@@ -53,21 +53,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
         /// Default nil: responses are not compressed. Compressed requests are always accepted.
         public var responseCompression: CompressionAlgorithm?
-        /// The protocols served on the port beside each other: gRPC, gRPC-Web and Connect,
-        /// told apart by each request's content type. Default all.
-        public var protocols = ServedProtocols.all
-        /// Which web origins may call (gRPC-Web and Connect from browsers). Default
-        /// `.sameOriginOnly`: no CORS headers, preflights refused.
-        public var cors = CORSPolicy.sameOriginOnly
-        /// Limits of HTTP/1.1 connections (gRPC-Web and Connect from browsers and `curl`).
-        public var http1 = HTTP1Limits()
-        /// WebSocket connections on the same port (an HTTP/1.1 upgrade). Default nil: upgrade
-        /// requests get 404.
-        public var webSocket: WebSocketEndpoint?
-        /// Files served for `GET` requests that name them (a web app). Default nil.
-        public var staticFiles: StaticFiles?
-        /// Plain HTTP answers by path (`/metrics`, `/healthz`), computed per request. Default none.
-        public var httpEndpoints: [String: HTTPEndpoint] = [:]
+        /// What the port serves beside gRPC over HTTP/2, plugged in by another module
+        /// (PitlaneWeb's `config.web`). Default nil: gRPC over HTTP/2 alone.
+        package var protocolHandler: (any ServerProtocolHandler)?
         /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
         /// Default real time; tests step a ``ManualClock``.
         public var timeSource = TimeSource.continuous
@@ -95,9 +83,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         public static var defaults: Config { Config() }
 
-        var protocolSettings: ServerProtocolSettings {
-            ServerProtocolSettings(served: protocols, cors: cors, maxMessageBytes: maxMessageBytes, responseCompression: responseCompression,
-                                   staticFiles: staticFiles, httpEndpoints: httpEndpoints)
+        var callLimits: ServerCallLimits {
+            ServerCallLimits(maxMessageBytes: maxMessageBytes, responseCompression: responseCompression)
         }
     }
 
@@ -180,7 +167,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         let tls: TLSContext?
         do {
             if case .tls(let tlsConfig) = security {
-                tls = try TLSContext.server(tlsConfig, servesHTTP1: !config.protocols.isDisjoint(with: [.grpcWeb, .connect]))
+                tls = try TLSContext.server(tlsConfig, servesHTTP1: config.protocolHandler?.servesHTTP1 ?? false)
             } else {
                 tls = nil
             }
@@ -225,23 +212,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                             await streamHandler(stream, context)
                             cancellation.leave()
                         }
-                    case .webSocket(let connection, let handler):
-                        group.addTask(executorPreference: onLoops ? connection.loop : nil) {
-                            await Self.serve(connection, handler)
-                        }
+                    case .task(let loop, let work):
+                        group.addTask(executorPreference: onLoops ? loop : nil) { await work() }
                     }
                 }
             }
         }
         loops.shutdownInBackground()
-    }
-
-    /// Runs a WebSocket connection's handler; apart so that its frame is not part of every
-    /// RPC's task.
-    @inline(never)
-    private static func serve(_ connection: WebSocketConnection, _ handler: WebSocketEndpoint.Handler) async {
-        let finished = (try? await handler(connection.webSocket)) != nil
-        connection.loop.execute { connection.handlerEnded(failed: !finished) }
     }
 
     public func beginGracefulShutdown() {
@@ -263,35 +240,42 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     }
 
     /// Takes an accepted socket: a TLS connection's handshake says by ALPN whether it speaks
-    /// HTTP/2 or HTTP/1.1; plaintext ones are told apart by their first bytes.
+    /// HTTP/2 or HTTP/1.1; plaintext ones are told apart by their first bytes when the
+    /// protocol handler serves HTTP/1.1, and are HTTP/2 otherwise.
     fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
-        let accept: HTTP2ServerConnection.Acceptor = { [accepted] stream, context, cancellation in
-            accepted.offer(.rpc(loop: loop, stream: stream, context: context, cancellation: cancellation))
-        }
         let onClose: @Sendable (any ServerConnection) -> Void = { [weak self] connection in
             guard let self else { return }
             self.state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
             self.finishIfDrained()
         }
+        let accept: RPCAcceptor = { [accepted] stream, context, cancellation in
+            accepted.offer(.rpc(loop: loop, stream: stream, context: context, cancellation: cancellation))
+        }
         let config = self.config
-        /// The connection that takes over from a sniffer or a handshaker.
-        let takeOver = { [weak self] (first: any ServerConnection, next: any ServerConnection & FileDescriptorHandler, start: () throws -> Void) in
-            self?.state.withLock { state in
-                state.connections.removeValue(forKey: ObjectIdentifier(first))
-                state.connections[ObjectIdentifier(next)] = next
+        /// The connection that takes over from a sniffer or a handshaker, given what it read.
+        let settled = { [weak self, accepted] (first: any ServerConnection, engine: TLSEngine?, http1: Bool, bytes: [UInt8]) in
+            guard let self else { return }
+            let next: any ServingConnection
+            // Without a handler that serves HTTP/1.1, ALPN never settles on it.
+            if http1, let handler = config.protocolHandler {
+                next = handler.http1Connection(AcceptedConnection(
+                    socket: socket, loop: loop, peer: peer, tls: engine, config: config, accept: accept, onClose: onClose,
+                    replace: { [weak self] old, new in self?.replace(old, with: new) },
+                    run: { loop, work in accepted.offer(.task(loop: loop, work: work)) }
+                ))
+            } else {
+                next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
+                                             accept: accept, onClose: onClose)
             }
+            self.replace(first, with: next)
             do {
-                try start()
+                try next.start(receivedAlready: bytes)
+                // Plaintext may wait inside the TLS engine already: read it now, the loop will not say.
+                if engine != nil { next.readable() }
             } catch {
                 next.close()
             }
-        }
-        let webSockets = config.webSocket.map { _ in
-            WebSocketHandOff(
-                takeOver: { first, next in takeOver(first, next) { try next.start() } },
-                run: { [accepted] connection, handler in accepted.offer(.webSocket(connection, handler)) }
-            )
         }
         let connection: any ServerConnection
         if let tls {
@@ -305,35 +289,18 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             connection = TLSHandshaker(
                 socket: socket, loop: loop, engine: engine, peer: peer, timeout: config.prefaceTimeout,
                 onFailure: config.onTLSHandshakeFailure,
-                decided: { handshaker, engine in
-                    // Plaintext may wait inside the engine already: read it now, the loop will not say.
-                    if engine.speaksHTTP1 {
-                        let next = HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
-                                                         accept: accept, webSockets: webSockets, onClose: onClose)
-                        takeOver(handshaker, next) { try next.start(); next.readable() }
-                    } else {
-                        let next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
-                                                         accept: accept, onClose: onClose)
-                        takeOver(handshaker, next) { try next.start(); next.readable() }
-                    }
-                },
+                decided: { handshaker, engine in settled(handshaker, engine, engine.speaksHTTP1, []) },
                 onClose: { onClose($0) }
             )
+        } else if config.protocolHandler?.servesHTTP1 != true {
+            // Only HTTP/2 is spoken here: a client that sends anything else gets nghttp2's
+            // GOAWAY (PROTOCOL_ERROR), then the connection closes.
+            connection = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
+                                               accept: accept, onClose: onClose)
         } else {
             connection = ProtocolSniffer(
                 socket: socket, loop: loop, timeout: config.prefaceTimeout,
-                decided: { sniffer, verdict, bytes in
-                    switch verdict {
-                    case .http2:
-                        let next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
-                                                         accept: accept, onClose: onClose)
-                        takeOver(sniffer, next) { try next.start(receivedAlready: bytes) }
-                    case .http1:
-                        let next = HTTP1ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
-                                                         accept: accept, webSockets: webSockets, onClose: onClose)
-                        takeOver(sniffer, next) { try next.start(receivedAlready: bytes) }
-                    }
-                },
+                decided: { sniffer, verdict, bytes in settled(sniffer, nil, verdict == .http1, bytes) },
                 onClose: onClose
             )
         }
@@ -349,6 +316,14 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             } catch {
                 connection.close()
             }
+        }
+    }
+
+    /// Puts `new` in `old`'s place among the open connections.
+    private func replace(_ old: any ServerConnection, with new: any ServerConnection) {
+        state.withLock { state in
+            state.connections.removeValue(forKey: ObjectIdentifier(old))
+            state.connections[ObjectIdentifier(new)] = new
         }
     }
 

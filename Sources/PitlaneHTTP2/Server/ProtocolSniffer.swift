@@ -1,18 +1,3 @@
-/// What every accepted connection is to its transport, whichever HTTP version it speaks.
-protocol ServerConnection: AnyObject, Sendable {
-    var loop: EventLoop { get }
-    /// Registers with the loop and begins; on the loop.
-    func start() throws
-    /// Finishes what is in progress, accepting nothing new, then closes; on the loop.
-    func drain()
-    /// Closes at once; on the loop.
-    func close()
-}
-
-extension HTTP2ServerConnection: ServerConnection {}
-extension HTTP1ServerConnection: ServerConnection {}
-extension TLSHandshaker: ServerConnection {}
-
 /// Tells HTTP/2 from HTTP/1.1 on a plaintext connection by its first bytes: HTTP/2 begins
 /// with the 24-byte client preface (`PRI * HTTP/2.0…`), which no HTTP/1.1 request line
 /// can. The connection is then handed to its kind with the bytes read so far (at most 24).

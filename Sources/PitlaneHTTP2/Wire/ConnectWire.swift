@@ -3,16 +3,16 @@ import PitlaneProtobuf
 
 /// The Connect protocol's own pieces: error codes by name, their HTTP statuses, the error
 /// body of unary calls and the end-of-stream message of streaming ones.
-enum ConnectWire {
+package enum ConnectWire {
     /// The protocol's names for status codes, indexed by gRPC's number.
-    static let codeNames = [
+    package static let codeNames = [
         "ok", "canceled", "unknown", "invalid_argument", "deadline_exceeded", "not_found", "already_exists",
         "permission_denied", "resource_exhausted", "failed_precondition", "aborted", "out_of_range",
         "unimplemented", "internal", "unavailable", "data_loss", "unauthenticated",
     ]
 
     /// The HTTP status of a unary call that failed with `code`.
-    static func httpStatus(for code: Status.Code) -> Int {
+    package static func httpStatus(for code: Status.Code) -> Int {
         switch code {
         case .ok: 200
         case .cancelled: 499
@@ -31,7 +31,7 @@ enum ConnectWire {
 
     /// The status code for an HTTP status when the response says nothing more: the table
     /// gRPC and Connect share (gRPC's http-grpc-status-mapping.md).
-    static func code(forHTTP status: Int) -> Status.Code {
+    package static func code(forHTTP status: Int) -> Status.Code {
         switch status {
         case 400: .internal
         case 401: .unauthenticated
@@ -46,7 +46,7 @@ enum ConnectWire {
     /// `error` member of an end-of-stream message. The details are those of the
     /// `google.rpc.Status` in `trailers`' `grpc-status-details-bin` (rich errors), each as
     /// `{"type": "google.rpc.ErrorInfo", "value": "<base64>"}`.
-    static func writeError(_ status: Status, trailers: Metadata, to writer: inout JSONWriter) {
+    package static func writeError(_ status: Status, trailers: Metadata, to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("code")
         writer.writeString(codeNames[status.code.rawValue])
@@ -72,7 +72,7 @@ enum ConnectWire {
         writer.endObject()
     }
 
-    static func errorBody(_ status: Status, trailers: Metadata) -> [UInt8] {
+    package static func errorBody(_ status: Status, trailers: Metadata) -> [UInt8] {
         var writer = JSONWriter()
         writeError(status, trailers: trailers, to: &writer)
         return writer.utf8Bytes
@@ -80,7 +80,7 @@ enum ConnectWire {
 
     /// The `details` (field 3: `google.protobuf.Any`, type URL 1 and value 2) of a serialized
     /// `google.rpc.Status`; none when it does not parse.
-    static func statusDetails(_ bytes: [UInt8]) -> [(typeURL: String, value: [UInt8])] {
+    package static func statusDetails(_ bytes: [UInt8]) -> [(typeURL: String, value: [UInt8])] {
         var details: [(typeURL: String, value: [UInt8])] = []
         let parsed: Bool = bytes.withUnsafeBytes { buffer in
             var reader = ProtoReader(buffer)
@@ -110,7 +110,7 @@ enum ConnectWire {
     }
 
     /// The end-of-stream message's JSON: the error unless OK, and the trailers as metadata.
-    static func endOfStream(_ status: Status, trailers: Metadata) -> [UInt8] {
+    package static func endOfStream(_ status: Status, trailers: Metadata) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginObject()
         if status.code != .ok {
@@ -140,12 +140,12 @@ enum ConnectWire {
 }
 
 /// gRPC-Web's pieces: the trailers frame and the base64 of `application/grpc-web-text`.
-enum GRPCWebWire {
+package enum GRPCWebWire {
     /// The flag byte of the frame that carries trailers.
-    static let trailersFlag: UInt8 = 0x80
+    package static let trailersFlag: UInt8 = 0x80
 
     /// Trailers as the body's last frame: `name: value` lines in an HTTP/1 header block.
-    static func trailersFrame(_ fields: [(name: String, value: String)]) -> [UInt8] {
+    package static func trailersFrame(_ fields: [(name: String, value: String)]) -> [UInt8] {
         var block: [UInt8] = []
         for field in fields {
             block.append(contentsOf: field.name.utf8)

@@ -11,14 +11,16 @@ import PitlaneCore
 ///
 /// `@unchecked Sendable`: every mutable property is used on `loop` only; handler tasks
 /// reach the connection through `loop.execute`.
-final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, ServerCallConnection, @unchecked Sendable {
+final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, ServerCallConnection, @unchecked Sendable {
     let socket: Socket
     let loop: EventLoop
+    /// The transport's configuration: stream window and message limits.
     let config: HTTP2ServerTransport.Config
+    let web: WebConfig
     let peer: String
     private let limits: HTTP1Limits
-    let protocolSettings: ServerProtocolSettings
-    let accept: HTTP2ServerConnection.Acceptor
+    let callLimits: ServerCallLimits
+    let accept: RPCAcceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
     private let parser: HTTP1Parser
     /// The socket, through TLS (whose handshake is complete, ``TLSHandshaker``) or not.
@@ -55,19 +57,18 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         case closed
     }
 
-    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
-         accept: @escaping HTTP2ServerConnection.Acceptor, webSockets: WebSocketHandOff? = nil,
-         onClose: @escaping @Sendable (any ServerConnection) -> Void) {
-        self.webSockets = webSockets
-        self.socket = socket
-        self.loop = loop
-        self.config = config
-        self.peer = peer
-        self.accept = accept
-        self.onClose = onClose
-        channel = ByteChannel(socket: socket, tls: tls)
-        limits = config.http1
-        protocolSettings = config.protocolSettings
+    init(_ accepted: AcceptedConnection, web: WebConfig) {
+        webSockets = web.webSocket.map { _ in WebSocketHandOff(accepted) }
+        socket = accepted.socket
+        loop = accepted.loop
+        config = accepted.config
+        self.web = web
+        peer = accepted.peer
+        accept = accepted.accept
+        onClose = accepted.onClose
+        channel = ByteChannel(socket: accepted.socket, tls: accepted.tls)
+        limits = web.http1
+        callLimits = ServerCallLimits(maxMessageBytes: config.maxMessageBytes, responseCompression: config.responseCompression)
         parser = HTTP1Parser(maxHeaderBytes: limits.maxHeaderBytes)
         parser.delegate = self
     }
@@ -214,8 +215,8 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
         if let length = head.header("content-length").flatMap(Int.init), length > limits.maxBodyBytes {
             return reject(413, "the request body of \(length) bytes exceeds \(limits.maxBodyBytes)")
         }
-        switch WebSocketHandshake.evaluate(head, isHTTP11: received.version.minor >= 1, endpoint: webSockets == nil ? nil : config.webSocket,
-                                           cors: config.cors) {
+        switch WebSocketHandshake.evaluate(head, isHTTP11: received.version.minor >= 1, endpoint: webSockets == nil ? nil : web.webSocket,
+                                           cors: web.cors) {
         case .notAnUpgrade:
             break
         case .refuse(let status, let headers, let reason):
@@ -367,7 +368,7 @@ final class HTTP1ServerConnection: FileDescriptorHandler, HTTP1ParserDelegate, S
     /// The socket and what the client sent after its upgrade request go to a WebSocket
     /// connection, which answers 101 and runs the handler.
     private func switchToWebSocket(_ upgrade: (head: HTTPRequestHead, response: [UInt8], handler: WebSocketEndpoint.Handler)) {
-        guard let webSockets, let endpoint = config.webSocket else { return }
+        guard let webSockets, let endpoint = web.webSocket else { return }
         pendingUpgrade = nil
         phase = .upgraded
         cancelWait()

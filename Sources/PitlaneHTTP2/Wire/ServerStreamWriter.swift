@@ -2,13 +2,13 @@ import PitlaneCore
 
 /// How a connection finds the stream a writer writes to, and the stream's outbound queue,
 /// which the writer uses from any thread.
-protocol ServerStreamHandle: Sendable {
+package protocol ServerStreamHandle: Sendable {
     var outbound: StreamOutbound { get }
 }
 
 /// A server connection as a handler's writer sees it, whichever HTTP version it speaks:
 /// each call is made on `loop`, for the stream the writer was given.
-protocol ServerCallConnection: AnyObject, Sendable {
+package protocol ServerCallConnection: AnyObject, Sendable {
     /// How the connection finds the writer's stream: an id with the queue (HTTP/1.1), or
     /// (HTTP/2) the stream itself, so that a response part costs no table lookup.
     associatedtype StreamHandle: ServerStreamHandle
@@ -24,15 +24,15 @@ protocol ServerCallConnection: AnyObject, Sendable {
 /// A handler's response writer: each part goes to the connection's loop, in order, and the
 /// writer waits while the stream's queued bytes are above the window. Small enough (HTTP/2:
 /// 18 bytes) to sit inline in its `RPCWriter.Closable`, with no box per RPC.
-struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterProtocol {
-    let connection: Connection
-    let stream: Connection.StreamHandle
+package struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterProtocol {
+    package let connection: Connection
+    package let stream: Connection.StreamHandle
     /// Frames (and compresses) messages for the call's protocol.
-    let encoder: ResponseMessageEncoder
+    package let encoder: ResponseMessageEncoder
 
     private var outbound: StreamOutbound { stream.outbound }
 
-    func write(_ part: RPCResponsePart) async throws {
+    package func write(_ part: RPCResponsePart) async throws {
         let connection = self.connection
         let stream = self.stream
         switch part {
@@ -53,7 +53,7 @@ struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterPr
     }
 
     /// A message, queued now if the stream is open and its queue at most at the watermark.
-    func tryWrite(_ part: RPCResponsePart) -> Bool {
+    package func tryWrite(_ part: RPCResponsePart) -> Bool {
         guard case .message(let bytes, let flags) = part,
               case let (encoded, wireBytes)? = try? encoder.encode(bytes, flags: flags),
               outbound.tryEnqueue(encoded.count, wireBytes: wireBytes)
@@ -64,7 +64,7 @@ struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterPr
         return true
     }
 
-    func finish(throwing error: (any Error)?) async {
+    package func finish(throwing error: (any Error)?) async {
         guard error != nil else { return }
         let connection = self.connection
         let stream = self.stream
@@ -87,11 +87,11 @@ struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterPr
 }
 
 /// The core's side of one accepted call, as either HTTP version's connection hands it over.
-struct AcceptedCall {
-    let rpc: ServerRPCStream
-    let context: ServerTransportContext
+package struct AcceptedCall {
+    package let rpc: ServerRPCStream
+    package let context: ServerTransportContext
     /// The request parts, for the connection to fill as the body arrives.
-    let inbound: BufferedStream<RPCRequestPart>
+    package let inbound: BufferedStream<RPCRequestPart>
 }
 
 extension ServerCall {
@@ -99,7 +99,7 @@ extension ServerCall {
     /// metadata (and a GET's message) already in, the writer framing for the protocol, the
     /// deadline from the head. `messageRead` runs on any thread as the handler takes
     /// `bytes` of request messages.
-    func accept<Connection: ServerCallConnection>(
+    package func accept<Connection: ServerCallConnection>(
         on connection: Connection, stream handle: Connection.StreamHandle, cancellation: RPCCancellationHandle,
         peer: String, now: ContinuousClock.Instant, maxMessageBytes: Int,
         messageRead: @escaping @Sendable (_ bytes: Int) -> Void
@@ -111,9 +111,9 @@ extension ServerCall {
         )
         inbound.yield(.metadata(metadata))
         let outbound = handle.outbound
-        if let queryMessage {
+        if let headMessage {
             do {
-                inbound.yield(try requestPart((false, queryMessage), limit: maxMessageBytes, counting: outbound))
+                inbound.yield(try requestPart((false, headMessage), limit: maxMessageBytes, counting: outbound))
             } catch {
                 inbound.finish(throwing: error)
             }
@@ -124,7 +124,7 @@ extension ServerCall {
             wireCounts: outbound
         )
         let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
-                                             codec: codec, requiresNoSideEffects: isGet)
+                                             codec: codec, requiresNoSideEffects: requiresNoSideEffects)
         return AcceptedCall(rpc: rpc, context: context, inbound: inbound)
     }
 }

@@ -1,17 +1,30 @@
 /// A request's head, as an HTTP/1.1 or an HTTP/2 connection received it. Header names are
 /// lower-case; `path` keeps its query.
-struct HTTPRequestHead {
-    var method: String
-    var path: String
-    var headers: [(name: String, value: String)]
+package struct HTTPRequestHead {
+    package var method: String
+    package var path: String
+    package var headers: [(name: String, value: String)]
+
+    package init(method: String, path: String, headers: [(name: String, value: String)]) {
+        self.method = method
+        self.path = path
+        self.headers = headers
+    }
 
     /// The first value of a header.
-    func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name == name }?.value
     }
 
+    /// A content type's media type: lower-case, without parameters (`; charset=utf-8`).
+    package static func mediaType(_ contentType: String) -> String {
+        var type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
+        while type.last == UInt8(ascii: " ") { type = type.dropLast() }
+        return String(decoding: type, as: UTF8.self).lowercased()
+    }
+
     /// The path without its query, and the query's `name=value` pairs, percent-decoded.
-    var pathAndQuery: (path: Substring, query: [(name: String, value: [UInt8])]) {
+    package var pathAndQuery: (path: Substring, query: [(name: String, value: [UInt8])]) {
         // In the string's own bytes: walking `String.UTF8View` indices costs tens of
         // instructions a byte, and this runs for every request.
         var path = path
@@ -32,14 +45,19 @@ struct HTTPRequestHead {
 
 /// A response's head, for either HTTP version to send: the connection adds what its
 /// version needs (`:status`, or a status line, `content-length` or chunking).
-struct HTTPResponseHead {
-    var status: Int
-    var headers: [(name: String, value: String)]
+package struct HTTPResponseHead {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+
+    package init(status: Int, headers: [(name: String, value: String)]) {
+        self.status = status
+        self.headers = headers
+    }
 }
 
 /// What a server connection does to answer an RPC, in order: what the protocol in use
 /// (``ServerCall``) makes of the handler's parts.
-enum ResponseAction {
+package enum ResponseAction {
     /// Send the head; `endsStream` when no body follows.
     case head(HTTPResponseHead, endsStream: Bool)
     /// Send body bytes.
@@ -51,7 +69,7 @@ enum ResponseAction {
 extension ResponseAction {
     /// A whole plain-HTTP answer (a refusal, a CORS preflight) as actions: the head, and the
     /// body if there is one.
-    static func answer(_ head: HTTPResponseHead, body: [UInt8], _ perform: (ResponseAction) -> Void) {
+    package static func answer(_ head: HTTPResponseHead, body: [UInt8], _ perform: (ResponseAction) -> Void) {
         perform(.head(head, endsStream: body.isEmpty))
         guard !body.isEmpty else { return }
         perform(.body(BodyBytes(body)))
@@ -60,8 +78,8 @@ extension ResponseAction {
 }
 
 /// `application/x-www-form-urlencoded` decoding of a query component: `%XX` and `+`.
-enum URLQuery {
-    static func decode(_ text: Substring) -> [UInt8] {
+package enum URLQuery {
+    package static func decode(_ text: Substring) -> [UInt8] {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
         var bytes = text.utf8.makeIterator()

@@ -1,5 +1,6 @@
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneWeb
 import TestSupport
 import Testing
 
@@ -12,8 +13,11 @@ struct WireProtocolTests {
         (.grpc, .protobuf), (.grpcWeb, .protobuf), (.connect, .protobuf), (.connect, .json),
     ]
 
-    func withEcho(_ wire: ClientWireProtocol, _ codec: MessageCodec, serverConfig: HTTP2ServerTransport.Config = .defaults,
+    func withEcho(_ wire: ClientWireProtocol, _ codec: MessageCodec, maxMessageBytes: Int? = nil,
                   _ body: @Sendable (Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>) async throws -> Void) async throws {
+        var serverConfig = HTTP2ServerTransport.Config.defaults
+        serverConfig.web = WebConfig()
+        if let maxMessageBytes { serverConfig.maxMessageBytes = maxMessageBytes }
         let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: serverConfig),
                                 services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -71,7 +75,7 @@ struct WireProtocolTests {
 
     @Test("a request over the server's message limit is RESOURCE_EXHAUSTED; the connection serves on", arguments: protocols)
     func messageLimit(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
-        try await withEcho(wire, codec, serverConfig: .defaults.with { $0.maxMessageBytes = 1_000 }) { echo in
+        try await withEcho(wire, codec, maxMessageBytes: 1_000) { echo in
             await #expect {
                 _ = try await echo.get(.with { $0.text = String(repeating: "x", count: 5_000) })
             } throws: { ($0 as? RPCError)?.code == .resourceExhausted }

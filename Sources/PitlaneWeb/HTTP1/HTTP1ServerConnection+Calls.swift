@@ -47,7 +47,7 @@ extension HTTP1ServerConnection {
     /// answers at once.
     func startRPC(_ head: HTTPRequestHead, _ exchange: HTTP1Exchange) {
         var call: ServerCall
-        switch ServerCall.start(head, overHTTP2: false, settings: protocolSettings) {
+        switch WebCalls.start(head, overHTTP2: false, web: web, limits: callLimits) {
         case .respond(let response, let body):
             return ResponseAction.answer(response, body: body) { perform($0, on: exchange) }
         case .reject(let rejected, let status):

@@ -4,27 +4,27 @@ import PitlaneCore
 /// and big-endian length) kept apart from it. A message serialized once for many streams (a
 /// race tick to every follower) is framed for each of them without a copy of its bytes: each
 /// stream's queue holds the same array.
-struct BodyBytes: Sendable {
+package struct BodyBytes: Sendable {
     /// The envelope's flags byte, or nil for bytes sent as they are.
-    let envelopeFlags: UInt8?
+    package let envelopeFlags: UInt8?
     /// The message (the envelope's payload), or the whole body when there is no envelope.
-    let payload: [UInt8]
+    package let payload: [UInt8]
 
     /// Bytes sent as they are.
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         envelopeFlags = nil
         payload = bytes
     }
 
     /// `payload` in an envelope with `flags` (0 plain, 1 compressed; Connect's end of
     /// stream 2).
-    init(enveloping payload: [UInt8], flags: UInt8) {
+    package init(enveloping payload: [UInt8], flags: UInt8) {
         envelopeFlags = flags
         self.payload = payload
     }
 
     /// The payload in a gRPC envelope, compressed first when an algorithm is given.
-    static func enveloping(_ message: [UInt8], compression: CompressionAlgorithm?) throws -> BodyBytes {
+    package static func enveloping(_ message: [UInt8], compression: CompressionAlgorithm?) throws -> BodyBytes {
         guard let compression else { return BodyBytes(enveloping: message, flags: 0) }
         return BodyBytes(enveloping: try MessageCompression.compress(message, with: compression), flags: 1)
     }
@@ -32,8 +32,8 @@ struct BodyBytes: Sendable {
     private var envelopeCount: Int { envelopeFlags == nil ? 0 : 5 }
 
     /// Bytes on the wire, the envelope's prefix included.
-    var count: Int { envelopeCount + payload.count }
-    var isEmpty: Bool { count == 0 }
+    package var count: Int { envelopeCount + payload.count }
+    package var isEmpty: Bool { count == 0 }
 
     /// The byte at `index` of the prefix: the flags, then the length from its high byte.
     private func prefixByte(_ index: Int) -> UInt8 {
@@ -41,7 +41,7 @@ struct BodyBytes: Sendable {
     }
 
     /// Copies the bytes from `start` into `destination`, as many as fit; returns how many.
-    func copy(from start: Int, into destination: UnsafeMutableRawBufferPointer) -> Int {
+    package func copy(from start: Int, into destination: UnsafeMutableRawBufferPointer) -> Int {
         var position = start
         var copied = 0
         while position < envelopeCount, copied < destination.count {
@@ -60,7 +60,7 @@ struct BodyBytes: Sendable {
     }
 
     /// Appends every byte to `bytes`.
-    func append(to bytes: inout [UInt8]) {
+    package func append(to bytes: inout [UInt8]) {
         if envelopeFlags != nil {
             for index in 0..<5 { bytes.append(prefixByte(index)) }
         }
@@ -68,7 +68,7 @@ struct BodyBytes: Sendable {
     }
 
     /// Every byte in one array (a copy when there is an envelope).
-    var joined: [UInt8] {
+    package var joined: [UInt8] {
         guard envelopeFlags != nil else { return payload }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(count)

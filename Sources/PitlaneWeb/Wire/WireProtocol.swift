@@ -1,6 +1,7 @@
 import PitlaneCore
 
-/// The ways of carrying an RPC over HTTP that a server speaks; one port serves them all.
+/// The web protocols a server speaks beside gRPC, which its HTTP/2 transport always serves;
+/// one port serves them all.
 public struct ServedProtocols: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
 
@@ -8,18 +9,18 @@ public struct ServedProtocols: OptionSet, Sendable, Hashable {
         self.rawValue = rawValue
     }
 
-    /// gRPC over HTTP/2 (`application/grpc`).
-    public static let grpc = ServedProtocols(rawValue: 1 << 0)
     /// gRPC-Web (`application/grpc-web`, `application/grpc-web-text`), over HTTP/1.1 or HTTP/2.
     public static let grpcWeb = ServedProtocols(rawValue: 1 << 1)
     /// The Connect protocol (`application/proto`, `application/json`, `application/connect+…`,
     /// and GET for side-effect-free methods), over HTTP/1.1 or HTTP/2.
     public static let connect = ServedProtocols(rawValue: 1 << 2)
 
-    public static let all: ServedProtocols = [.grpc, .grpcWeb, .connect]
+    /// gRPC-Web and Connect.
+    public static let all: ServedProtocols = [.grpcWeb, .connect]
 }
 
-/// The protocol one request speaks, from its method and `content-type`.
+/// The protocol one request speaks, from its method and `content-type`: gRPC (served by the
+/// HTTP/2 transport itself; over HTTP/1.1 it is refused) or a web protocol.
 enum WireProtocol: Equatable, Sendable {
     case grpc
     /// `text`: the body is base64 (`application/grpc-web-text`) both ways.
@@ -29,18 +30,13 @@ enum WireProtocol: Equatable, Sendable {
     /// A streaming call: enveloped messages and an end-of-stream message.
     case connectStreaming
 
+    /// Which option serves it; gRPC is always served over HTTP/2.
     var served: ServedProtocols {
         switch self {
-        case .grpc: .grpc
+        case .grpc: []
         case .grpcWeb: .grpcWeb
         case .connectUnary, .connectStreaming: .connect
         }
-    }
-
-    /// Whether messages travel in 5-byte-prefixed envelopes (all but Connect's unary calls).
-    var isEnveloped: Bool {
-        if case .connectUnary = self { return false }
-        return true
     }
 
     /// Identifies a request's protocol and codec; nil when the content type names none of
@@ -50,9 +46,7 @@ enum WireProtocol: Equatable, Sendable {
         guard let contentType else { return nil }
         if let known = contentTypes[contentType] { return known }
         // Parameters (`; charset=utf-8`) and case do not change the protocol.
-        var type = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }
-        while type.last == UInt8(ascii: " ") { type = type.dropLast() }
-        return contentTypes[String(decoding: type, as: UTF8.self).lowercased()]
+        return contentTypes[HTTPRequestHead.mediaType(contentType)]
     }
 
     private static let contentTypes: [String: (WireProtocol, MessageCodec)] = [

@@ -3,9 +3,9 @@ import PitlaneCore
 /// Turns a request or response body into messages, whichever protocol framed it: 5-byte
 /// envelopes (gRPC, gRPC-Web, Connect streaming), base64 of envelopes (gRPC-Web text), or the
 /// whole body as one message (Connect unary). Client and server share it.
-struct MessageBodyDecoder {
+package struct MessageBodyDecoder {
     /// How a body carries its messages.
-    enum Layout {
+    package enum Layout {
         /// Envelopes whose flags byte may have these bits.
         case envelopes(acceptedFlags: UInt8)
         case base64Envelopes
@@ -23,7 +23,7 @@ struct MessageBodyDecoder {
     private var framing: Framing
     private let maxMessageBytes: Int
 
-    init(_ layout: Layout, maxMessageBytes: Int) {
+    package init(_ layout: Layout, maxMessageBytes: Int) {
         self.maxMessageBytes = maxMessageBytes
         switch layout {
         case .envelopes(let flags): framing = .enveloped(MessageDeframer(maxMessageBytes: maxMessageBytes, acceptedFlags: flags))
@@ -34,13 +34,19 @@ struct MessageBodyDecoder {
 
     /// Whether the window for received bytes goes back as they arrive, instead of as
     /// messages are read: base64 text, whose wire bytes are not the messages' bytes.
-    var returnsWindowOnReceipt: Bool {
+    package var returnsWindowOnReceipt: Bool {
         if case .base64Enveloped = framing { return true }
         return false
     }
 
+    /// Whether the body is one message (no envelopes).
+    package var isWholeBody: Bool {
+        if case .wholeBody = framing { return true }
+        return false
+    }
+
     /// Bytes held for a message not yet complete (as received on the wire).
-    var bufferedBytes: Int {
+    package var bufferedBytes: Int {
         switch framing {
         case .enveloped(let deframer): deframer.bufferedBytes
         case .base64Enveloped(let deframer, let pending): deframer.bufferedBytes + pending.count
@@ -49,7 +55,7 @@ struct MessageBodyDecoder {
     }
 
     /// Takes received body bytes; throws when they cannot be a valid body.
-    mutating func append(_ bytes: UnsafeRawBufferPointer) throws {
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) throws {
         switch framing {
         case .enveloped(var deframer):
             framing = .wholeBody([])  // drop the reference, so the append does not copy
@@ -73,7 +79,7 @@ struct MessageBodyDecoder {
 
     /// The next complete enveloped message, or nil until more bytes come (always nil for a
     /// whole-body request: its message is complete at the end).
-    mutating func next() throws -> (flags: UInt8, bytes: [UInt8])? {
+    package mutating func next() throws -> (flags: UInt8, bytes: [UInt8])? {
         switch framing {
         case .enveloped(var deframer):
             framing = .wholeBody([])
@@ -89,7 +95,7 @@ struct MessageBodyDecoder {
     }
 
     /// The body ended: a whole body's message, or an error for an envelope cut short.
-    mutating func finish() throws -> [UInt8]? {
+    package mutating func finish() throws -> [UInt8]? {
         switch framing {
         case .wholeBody(let body):
             framing = .wholeBody([])
@@ -108,8 +114,8 @@ struct MessageBodyDecoder {
 /// Base64 (RFC 4648, standard alphabet) decoded in four-character quanta as bytes arrive.
 /// A padded quantum may end any chunk, so text that a client encoded piece by piece and
 /// sent concatenated decodes as it should.
-enum Base64Quanta {
-    static func decode(_ input: UnsafeRawBufferPointer, pending: inout [UInt8], into output: ([UInt8]) -> Void) throws {
+package enum Base64Quanta {
+    package static func decode(_ input: UnsafeRawBufferPointer, pending: inout [UInt8], into output: ([UInt8]) -> Void) throws {
         var decoded: [UInt8] = []
         decoded.reserveCapacity((pending.count + input.count) / 4 * 3)
         for byte in input {
@@ -156,7 +162,7 @@ enum Base64Quanta {
 
 extension Base64Quanta {
     /// Decodes a whole text, padded or not (Connect's GET `base64=1` is URL-safe, unpadded).
-    static func decodeAll(_ text: [UInt8]) throws -> [UInt8] {
+    package static func decodeAll(_ text: [UInt8]) throws -> [UInt8] {
         var padded = text
         if padded.count % 4 != 0 { padded += Array(repeating: UInt8(ascii: "="), count: 4 - padded.count % 4) }
         var pending: [UInt8] = []

@@ -1,4 +1,5 @@
-@testable import PitlaneHTTP2
+@testable import PitlaneWeb
+import PitlaneHTTP2
 import Testing
 
 /// The WebSocket pieces that do no I/O. End to end, over real sockets, the seed's chat clients
