@@ -21,9 +21,8 @@ final class ClientStream: @unchecked Sendable {
     var call: ClientCall
     var inbound: BufferedStream<RPCResponsePart>!
     let outbound: StreamOutbound
-    var pendingData = PendingData()
-    var requestEnded = false
-    var dataDeferred = false
+    /// The request's DATA for nghttp2, and its end.
+    var body = OutgoingBody()
     var window = InboundWindow()
     private var failed = false
 

@@ -294,14 +294,12 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func queueData(_ stream: ClientStream, framed: BodyBytes) {
-        stream.pendingData.append(framed)
-        resumeIfDeferred(stream)
+        if stream.body.append(framed) { resume(stream) }
         scheduleFlush()
     }
 
     func endRequest(_ stream: ClientStream) {
-        stream.requestEnded = true
-        resumeIfDeferred(stream)
+        if stream.body.finish(.endStream) { resume(stream) }
         scheduleFlush()
     }
 
@@ -325,9 +323,9 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         flush()
     }
 
-    private func resumeIfDeferred(_ stream: ClientStream) {
-        guard stream.dataDeferred, let id = stream.id else { return }
-        stream.dataDeferred = false
+    /// nghttp2 waits for the stream's data (it was deferred): resume it.
+    private func resume(_ stream: ClientStream) {
+        guard let id = stream.id else { return }
         session.resumeData(stream: id)
     }
 
@@ -393,14 +391,13 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionReadData(stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
-        let count = stream.pendingData.read(into: buffer)
+        let (count, step) = stream.body.read(into: buffer)
         stream.outbound.sent(count)
-        if stream.pendingData.isEmpty && stream.requestEnded { return .bytes(count: count, end: true, trailers: false) }
-        if count == 0 {
-            stream.dataDeferred = true
-            return .deferred
+        switch step {
+        case .more: return .bytes(count: count, end: false, trailers: false)
+        case .deferred: return .deferred
+        case .end: return .bytes(count: count, end: true, trailers: false)  // a request ends with END_STREAM
         }
-        return .bytes(count: count, end: false, trailers: false)
     }
 
     /// Called by a stream's inbound buffer (on any thread) as its reader takes a message.

@@ -249,8 +249,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private func end(_ stream: ServerStream, error: RPCError) {
         if let timer = stream.deadlineTimer { loop.cancelTimer(timer) }
         stream.outbound.close(error)
-        if case .closing = stream.phase { return }
-        stream.phase = .closing  // its writer's parts still on their way are dropped
+        // Its writer's parts still on their way are dropped from here on.
+        guard stream.machine.closed() else { return }
         stream.inbound?.finish(throwing: error)
         stream.cancellation.cancel()
     }
@@ -266,26 +266,25 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func sessionReceivedHeader(name: String, value: String, stream id: Int32) {
-        guard let stream = streams[id], case .headers = stream.phase else { return }
-        stream.receivedHeader(name: name, value: value)
+        streams[id]?.machine.receivedHeader(name: name, value: value)
     }
 
     func sessionHeaderListTooLarge(stream id: Int32, limit: Int) {
-        guard let stream = streams[id], case .headers = stream.phase else { return }
-        stream.headerListTooLarge = limit
-        stream.requestHead = HTTPRequestHead(method: "", path: "", headers: [])
+        streams[id]?.machine.headerListTooLarge(limit: limit)
     }
 
     func sessionEndedHeaders(stream id: Int32, endStream: Bool) {
         guard let stream = streams[id] else { return }
-        if case .headers = stream.phase {
-            if let limit = stream.headerListTooLarge {
-                // Answered as gRPC, the protocol of nearly every client that sends such headers.
-                let status = Status(code: .resourceExhausted, message: "the request's header list exceeds the server's limit of \(limit) bytes")
-                let headers = [("content-type", "application/grpc")] + GRPCServerWire.statusFields(status)
-                return perform(.head(HTTPResponseHead(status: 200, headers: headers), endsStream: true), on: stream)
-            }
-            startRPC(stream)
+        switch stream.machine.headersEnded() {
+        case .start(let head):
+            startRPC(stream, head)
+        case .refuse(let limit):
+            // Answered as gRPC, the protocol of nearly every client that sends such headers.
+            let status = Status(code: .resourceExhausted, message: "the request's header list exceeds the server's limit of \(limit) bytes")
+            let headers = [("content-type", "application/grpc")] + GRPCServerWire.statusFields(status)
+            return perform(.head(HTTPResponseHead(status: 200, headers: headers), endsStream: true), on: stream)
+        case .none:
+            break
         }
         if endStream { requestEnded(stream) }
     }
@@ -386,36 +385,17 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         // `streams`, which keeps it alive, until nghttp2 closes it and reads no more.
         guard let source else { return .bytes(count: 0, end: true, trailers: false) }
         let stream = Unmanaged<ServerStream>.fromOpaque(source).takeUnretainedValue()
-        let count = stream.pendingData.read(into: buffer)
+        let (count, step) = stream.machine.readData(into: buffer)
         stream.outbound.sent(count)
         if count > 0 { management.framesSent() }
-        if stream.pendingData.isEmpty, let trailers = stream.pendingEnd {
-            stream.pendingEnd = nil
-            if trailers.isEmpty { return .bytes(count: count, end: true, trailers: false) }
-            do {
-                try session.submitTrailer(stream: id, headers: trailers)
-                return .bytes(count: count, end: true, trailers: true)
-            } catch {
-                // The stream ends without a status, which clients report as INTERNAL.
-                logToStandardError("pitlane: cannot send the trailers of stream \(id) to \(peer): \(error)")
-                return .bytes(count: count, end: true, trailers: false)
-            }
-        }
-        if count == 0 {
-            stream.dataDeferred = true
-            return .deferred
-        }
-        return .bytes(count: count, end: false, trailers: false)
+        return chunk(count: count, step, stream: id)
     }
 
     // MARK: RPCs
 
     /// Reads a request's head with the protocol it speaks (gRPC, or what the transport's
     /// protocol handler serves) and hands the RPC to the transport, or answers at once.
-    private func startRPC(_ stream: ServerStream) {
-        stream.phase = .open
-        let head = stream.requestHead
-        stream.requestHead = HTTPRequestHead(method: "", path: "", headers: [])
+    private func startRPC(_ stream: ServerStream, _ head: HTTPRequestHead) {
         let start = GRPCServerWire.isGRPC(head)
             ? GRPCServerWire.start(head, limits: callLimits)
             : config.protocolHandler?.start(head, limits: callLimits) ?? GRPCServerWire.refuse(head)
@@ -457,9 +437,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// reset instead, which frees it now.
     private func expireDeadline(of stream: ServerStream) {
         stream.cancellation.expireDeadline()
-        // A complete response (its trailers queued) only waits for the next flush: let it go.
-        guard !stream.pendingData.isEmpty, stream.pendingEnd == nil, streams[stream.id] === stream else { return }
-        stream.phase = .closing
+        guard streams[stream.id] === stream, stream.machine.deadlineExpired() else { return }
         session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)
         flush()
     }
@@ -474,22 +452,46 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     /// Sends what the call's protocol made of a response part.
     private func perform(_ action: ResponseAction, on stream: ServerStream) {
-        switch action {
-        case .head(let head, let endsStream):
-            let id = stream.id
-            var headers = [(name: ":status", value: String(head.status))]
-            headers += head.headers
-            if endsStream { stream.phase = .closing }
-            let source = Unmanaged.passUnretained(stream).toOpaque()
-            submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: !endsStream, source: source) }
-            management.framesSent()
-        case .body(let bytes):
-            stream.pendingData.append(bytes)
-            resumeIfDeferred(stream)
-        case .end(let trailers):
-            stream.phase = .closing
-            stream.pendingEnd = trailers
-            resumeIfDeferred(stream)
+        do {
+            switch action {
+            case .head(let head, let endsStream):
+                try stream.machine.responseHeadSent(endsStream: endsStream)
+                let id = stream.id
+                var headers = [(name: ":status", value: String(head.status))]
+                headers += head.headers
+                let source = Unmanaged.passUnretained(stream).toOpaque()
+                submit(id) { try $0.submitResponse(stream: id, headers: headers, hasBody: !endsStream, source: source) }
+                management.framesSent()
+            case .body(let bytes):
+                if try stream.machine.responseBody(bytes) { session.resumeData(stream: stream.id) }
+            case .end(let trailers):
+                if try stream.machine.responseEnded(trailers: trailers) { session.resumeData(stream: stream.id) }
+            }
+        } catch {
+            logToStandardError("pitlane: resetting stream \(stream.id) from \(peer): \(error)")
+            session.resetStream(stream.id, errorCode: NGHTTP2_INTERNAL_ERROR.rawValue)
+        }
+    }
+
+    /// What nghttp2 is told after a read of `count` bytes for stream `id`: the response's
+    /// trailers are submitted when its body ends with them.
+    private func chunk(count: Int, _ step: OutgoingBody.Step, stream id: Int32) -> NGHTTP2Session.DataChunk {
+        switch step {
+        case .more:
+            return .bytes(count: count, end: false, trailers: false)
+        case .deferred:
+            return .deferred
+        case .end(.endStream):
+            return .bytes(count: count, end: true, trailers: false)
+        case .end(.trailers(let trailers)):
+            do {
+                try session.submitTrailer(stream: id, headers: trailers)
+                return .bytes(count: count, end: true, trailers: true)
+            } catch {
+                // The stream ends without a status, which clients report as INTERNAL.
+                logToStandardError("pitlane: cannot send the trailers of stream \(id) to \(peer): \(error)")
+                return .bytes(count: count, end: true, trailers: false)
+            }
         }
     }
 
@@ -499,14 +501,14 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sendResponseHeaders(stream handle: ServerStream.Handle, metadata: Metadata) {
         let stream = handle.stream
-        guard case .open = stream.phase else { return }
+        guard stream.machine.isOpen else { return }
         stream.call?.responseHead(metadata) { perform($0, on: stream) }
         scheduleFlush()
     }
 
     func queueMessage(stream handle: ServerStream.Handle, encoded: BodyBytes) {
         let stream = handle.stream
-        guard case .open = stream.phase else { return }
+        guard stream.machine.isOpen else { return }
         stream.call?.responseMessage(encoded) { perform($0, on: stream) }
         scheduleFlush()
     }
@@ -526,9 +528,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     private func sendStatus(_ stream: ServerStream, _ status: Status, trailers: Metadata) {
-        guard case .open = stream.phase, stream.call != nil else { return }
+        guard stream.machine.isOpen else { return }
         stream.call?.responseEnd(status, trailers: trailers) { perform($0, on: stream) }
-        stream.phase = .closing
         scheduleFlush()
     }
 
@@ -539,7 +540,8 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             try body(session)
         } catch {
             logToStandardError("pitlane: resetting stream \(id) from \(peer): \(error)")
-            streams[id]?.phase = .closing
+            // The head never left, whatever the stream's state says: reset it.
+            _ = streams[id]?.machine.resetByServer()
             session.resetStream(id, errorCode: NGHTTP2_INTERNAL_ERROR.rawValue)
         }
     }
@@ -547,16 +549,9 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// The handler ended without a status (it was cancelled): reset the stream.
     func abandon(stream handle: ServerStream.Handle) {
         let stream = handle.stream
-        if case .closing = stream.phase { return }
-        stream.phase = .closing
+        guard stream.machine.resetByServer() else { return }
         session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)
         flush()
-    }
-
-    private func resumeIfDeferred(_ stream: ServerStream) {
-        guard stream.dataDeferred else { return }
-        stream.dataDeferred = false
-        session.resumeData(stream: stream.id)
     }
 }
 
