@@ -183,7 +183,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
-        let acceptor = Acceptor(transport: self, listener: listener, loop: loops.next(), loops: loops, tls: tls)
+        let acceptor = Acceptor(listener: listener, loop: loops.next(), name: "\(address)") { [weak self] socket in
+            self?.adopt(socket, on: loops.next(), tls: tls)
+        }
         let waiters = state.withLock { state in
             state.acceptor = acceptor
             state.loops = loops
@@ -242,11 +244,16 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     /// Takes an accepted socket: a TLS connection's handshake says by ALPN whether it speaks
     /// HTTP/2 or HTTP/1.1; plaintext ones are told apart by their first bytes when the
     /// protocol handler serves HTTP/1.1, and are HTTP/2 otherwise.
-    fileprivate func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
+    private func adopt(_ socket: Socket, on loop: EventLoop, tls: TLSContext?) {
         let peer = (try? socket.peerAddress).map { "\($0)" } ?? "unknown"
         let onClose: @Sendable (any ServerConnection) -> Void = { [weak self] connection in
             guard let self else { return }
-            self.state.withLock { _ = $0.connections.removeValue(forKey: ObjectIdentifier(connection)) }
+            let acceptor = self.state.withLock { state in
+                _ = state.connections.removeValue(forKey: ObjectIdentifier(connection))
+                return state.acceptor
+            }
+            // A descriptor is free: an acceptor paused for want of them tries again now.
+            acceptor?.descriptorFreed()
             self.finishIfDrained()
         }
         let accept: RPCAcceptor = { [accepted] stream, context, cancellation in
@@ -324,96 +331,6 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         state.withLock { state in
             state.connections.removeValue(forKey: ObjectIdentifier(old))
             state.connections[ObjectIdentifier(new)] = new
-        }
-    }
-
-    /// Accepts connections on its loop and gives each to the next loop.
-    ///
-    /// When accepting fails for want of resources (no descriptors left: EMFILE, ENFILE; no
-    /// memory: ENOBUFS, ENOMEM), the listener stays readable, and a level-triggered loop
-    /// would spin on it. The acceptor instead stops watching it, says so once, and tries again
-    /// after a pause that doubles up to a second, while open connections carry on; it says
-    /// so again when accepting works once more.
-    ///
-    /// `@unchecked Sendable`: its socket and state are used on `loop` only; other threads
-    /// reach it through `loop.execute`.
-    private final class Acceptor: FileDescriptorHandler, @unchecked Sendable {
-        unowned let transport: HTTP2ServerTransport
-        let listener: Socket
-        let loop: EventLoop
-        let loops: EventLoopGroup
-        /// nil for plaintext.
-        let tls: TLSContext?
-        /// While accepting is paused after a failure: how long the current pause is.
-        private var pause: Duration?
-
-        static let firstPause: Duration = .milliseconds(10)
-        static let longestPause: Duration = .seconds(1)
-
-        init(transport: HTTP2ServerTransport, listener: Socket, loop: EventLoop, loops: EventLoopGroup, tls: TLSContext?) {
-            self.transport = transport
-            self.listener = listener
-            self.loop = loop
-            self.loops = loops
-            self.tls = tls
-        }
-
-        func start() throws {
-            try loop.register(listener.fileDescriptor, handler: self, readable: true, writable: false)
-        }
-
-        func readable() {
-            while listener.isOpen {
-                let socket: Socket?
-                do {
-                    socket = try listener.accept()
-                } catch {
-                    return backOff(after: error)
-                }
-                guard let socket else { break }
-                if pause != nil {
-                    pause = nil
-                    logToStandardError("pitlane: accepting connections on \(transport.address) again")
-                }
-                transport.adopt(socket, on: loops.next(), tls: tls)
-            }
-        }
-
-        private func backOff(after error: SocketError) {
-            let next = pause.map { min($0 * 2, Self.longestPause) } ?? Self.firstPause
-            if pause == nil {
-                logToStandardError("pitlane: cannot accept connections on \(transport.address) (\(error)); pausing accepts, open connections carry on")
-            }
-            pause = next
-            do {
-                try loop.setInterest(listener.fileDescriptor, readable: false, writable: false)
-            } catch {
-                // Still readable: the loop calls again at once and finds the same failure;
-                // the pause then only delays the log, not the spin. Nothing better is left.
-                logToStandardError("pitlane: cannot pause accepting on \(transport.address) (\(error))")
-            }
-            loop.scheduleTimer(after: next) { [weak self] in self?.resume() }
-        }
-
-        private func resume() {
-            guard listener.isOpen else { return }
-            do {
-                try loop.setInterest(listener.fileDescriptor, readable: true, writable: false)
-            } catch {
-                logToStandardError("pitlane: cannot resume accepting on \(transport.address) (\(error)); trying again")
-                loop.scheduleTimer(after: pause ?? Self.firstPause) { [weak self] in self?.resume() }
-                return
-            }
-            readable()
-        }
-
-        func writable() {}
-        func errorOrHangUp() {}
-
-        func close() {
-            guard listener.isOpen else { return }
-            loop.deregister(listener.fileDescriptor)
-            listener.close()
         }
     }
 }
