@@ -7,11 +7,8 @@ import Synchronization
 /// `@unchecked Sendable`: mutable state is used on the connection's loop only.
 final class ClientStream: @unchecked Sendable {
     let descriptor: MethodDescriptor
-    /// Its HTTP/2 stream id, once the connection has opened it.
-    var id: Int32? {
-        get { key.id }
-        set { key.id = newValue }
-    }
+    /// Its state: idle, open as an HTTP/2 stream, finished; and the request's DATA.
+    var machine = ClientStreamStateMachine()
     /// The id, in an object of its own for the reader's window updates to find the stream
     /// by: a reference back to the stream from its own inbound queue would be a cycle, and a
     /// weak one would give the stream a side table (every retain of it the slow path).
@@ -19,20 +16,35 @@ final class ClientStream: @unchecked Sendable {
     var headers: [(name: String, value: String)] = []
     /// The RPC as the client's protocol (gRPC, gRPC-Web, Connect) frames it.
     var call: ClientCall
-    var inbound: BufferedStream<RPCResponsePart>!
+    /// Response parts for the calling task.
+    let inbound: BufferedStream<RPCResponsePart>
     let outbound: StreamOutbound
-    /// The request's DATA for nghttp2, and its end.
-    var body = OutgoingBody()
     var window = InboundWindow()
-    private var failed = false
 
-    init(descriptor: MethodDescriptor, call: ClientCall, outboundHighWatermark: Int) {
+    /// - Parameter messageRead: runs (on any thread) as the reader takes a response message,
+    ///   with the stream's key.
+    init(descriptor: MethodDescriptor, call: ClientCall, outboundHighWatermark: Int,
+         messageRead: @escaping @Sendable (Key) -> Void) {
         self.descriptor = descriptor
         self.call = call
         outbound = StreamOutbound(highWatermark: outboundHighWatermark)
+        inbound = BufferedStream(
+            highWatermark: .max,
+            sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
+            onConsume: { [key] _ in messageRead(key) }
+        )
     }
 
-    private var finished: Bool { failed || call.isEnded }
+    /// Its HTTP/2 stream id, once the connection has opened it.
+    var id: Int32? { machine.id }
+
+    /// The request's headers were submitted as stream `id`.
+    func opened(id: Int32) throws(ClientStreamStateMachine.Violation) {
+        try machine.opened(id: id)
+        key.id = id
+    }
+
+    private var finished: Bool { !machine.deliversResponse || call.isEnded }
 
     /// Response headers or trailers, collected in `headers`.
     func receivedHeaders(endStream: Bool) {
@@ -65,14 +77,14 @@ final class ClientStream: @unchecked Sendable {
 
     func fail(_ error: RPCError) {
         outbound.close(error)
-        guard !finished else { return }
-        failed = true
+        guard machine.failed() else { return }
         inbound.finish(throwing: error)
     }
 
     private func emit(_ part: RPCResponsePart) {
         inbound.yield(part)
         if case .status = part {
+            machine.responseEnded()
             inbound.finish()
             outbound.close(RPCError(code: .cancelled, message: "the RPC has ended"))
         }

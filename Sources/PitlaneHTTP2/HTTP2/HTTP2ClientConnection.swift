@@ -284,7 +284,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         headers += stream.call.requestHeaders(metadata: metadata, timeout: timeout)
         do {
             let id = try session.submitRequest(headers: headers)
-            stream.id = id
+            try stream.opened(id: id)
             streams.insert(stream, id: id)
         } catch {
             stream.fail(RPCError(code: .unavailable, message: "cannot open a stream: \(error)"))
@@ -294,12 +294,12 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func queueData(_ stream: ClientStream, framed: BodyBytes) {
-        if stream.body.append(framed) { resume(stream) }
+        if stream.machine.requestData(framed) { resume(stream) }
         scheduleFlush()
     }
 
     func endRequest(_ stream: ClientStream) {
-        if stream.body.finish(.endStream) { resume(stream) }
+        if stream.machine.requestEnded() { resume(stream) }
         scheduleFlush()
     }
 
@@ -391,7 +391,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionReadData(stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
-        let (count, step) = stream.body.read(into: buffer)
+        let (count, step) = stream.machine.readData(into: buffer)
         stream.outbound.sent(count)
         switch step {
         case .more: return .bytes(count: count, end: false, trailers: false)
