@@ -180,6 +180,10 @@ let package = Package(
             name: "PitlaneHTTP2Tests",
             dependencies: ["PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
         ),
+        .testTarget(name: "PitlaneErrorDetailsTests", dependencies: ["PitlaneErrorDetails", "PitlaneCore"]),
+        .testTarget(name: "PitlaneHealthTests", dependencies: ["PitlaneHealth", "PitlaneCore"]),
+        .testTarget(name: "PitlaneSQLTests", dependencies: ["PitlaneSQL", "PitlaneSQLite", "PitlaneCore"]),
+        .testTarget(name: "PitlaneCodeGenTests", dependencies: ["PitlaneCodeGen"]),
         .testTarget(
             name: "PitlaneWebTests",
             dependencies: ["PitlaneWeb", "PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
