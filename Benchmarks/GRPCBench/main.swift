@@ -60,8 +60,8 @@ while let flag = arguments.next() {
     }
 }
 var config = HTTP2ServerTransport.Config.defaults
-config.eventLoopThreads = 1
-config.maxConcurrentStreams = maxStreams
+config.eventLoops.threads = 1
+config.http2.maxConcurrentStreams = maxStreams
 let services: [any RegistrableRPCService] = [BenchService()]
 let metrics = metricsOn ? ServerMetrics(services: services) : nil
 // gRPC-Web and Connect beside gRPC, as the project's servers serve them (bench-grpc's web rows).

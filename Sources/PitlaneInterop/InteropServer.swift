@@ -14,7 +14,7 @@ public enum InteropServer {
         address: HTTP2ServerTransport.Address, security: HTTP2ServerTransport.Security = .plaintext
     ) -> GRPCServer<HTTP2ServerTransport> {
         var config = HTTP2ServerTransport.Config.defaults
-        config.responseCompression = .gzip
+        config.rpc.responseCompression = .gzip
         // The descriptors are generated into this binary: they always parse.
         let reflection = try! ReflectionService(services: [
             (Grpc_Testing_TestService.descriptor, Grpc_Testing_TestService.fileDescriptorProtos),

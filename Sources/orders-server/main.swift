@@ -75,9 +75,9 @@ do {
     var config = HTTP2ServerTransport.Config.defaults
     var web = WebConfig()
     web.cors = options.corsPolicy()
-    config.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
+    config.http2.maxConcurrentStreams = try options.integer("max-streams", default: 1_000)
     // Watchers and chatters hold streams open for long and ping to keep them honest.
-    config.minimumPingInterval = try options.minimumPingInterval(default: 5)
+    config.http2.minimumPingInterval = try options.minimumPingInterval(default: 5)
     // The seed's WebSocket chat clients share the rooms, and the web app is served, on the same port.
     var webSocketLimits = WebSocketLimits()
     webSocketLimits.maxMessageBytes = max(125, try options.integer("ws-max-message", default: webSocketLimits.maxMessageBytes))

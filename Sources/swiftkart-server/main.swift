@@ -43,8 +43,8 @@ do {
     var config = HTTP2ServerTransport.Config.defaults
     var web = WebConfig()
     web.cors = options.corsPolicy()
-    config.minimumPingInterval = try options.minimumPingInterval(default: 300)
-    config.maxConcurrentStreams = try options.integer("max-streams", default: config.maxConcurrentStreams)
+    config.http2.minimumPingInterval = try options.minimumPingInterval(default: 300)
+    config.http2.maxConcurrentStreams = try options.integer("max-streams", default: config.http2.maxConcurrentStreams)
     // The web app (schedule and live race map) on the same port: http://HOST:PORT/races.html.
     web.staticFiles = try WebApp.files(root: options["web-root"])
     config.web = web

@@ -14,7 +14,7 @@ struct GRPCPeerTests {
 
     @Test("a grpcio client calls a Pitlane server: every RPC kind, errors, metadata, deadlines, cancellation")
     func grpcioClientToPitlaneServer() async throws {
-        let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: .defaults.with { $0.eventLoopThreads = 2 })
+        let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: .defaults.with { $0.eventLoops.threads = 2 })
         let server = GRPCServer(transport: transport, services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
@@ -44,7 +44,7 @@ struct GRPCPeerTests {
     @Test("compression both ways: gzip and deflate requests, compressed responses", arguments: [CompressionAlgorithm.gzip, .deflate])
     func compression(_ algorithm: CompressionAlgorithm) async throws {
         var config = HTTP2ServerTransport.Config.defaults
-        config.responseCompression = algorithm
+        config.rpc.responseCompression = algorithm
         let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
                                 services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in

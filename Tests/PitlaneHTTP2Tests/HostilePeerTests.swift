@@ -155,12 +155,12 @@ struct HostilePeerTests {
     /// A server that closes connections idle for `idle`, serving while `body` runs.
     func withIdleLimitedServer(idle: Duration = .milliseconds(200), timeSource: TimeSource = .continuous,
                                _ body: (Int) async throws -> Void) async throws {
-        try await withEchoServer({ $0.maxConnectionIdle = idle; $0.timeSource = timeSource }, body)
+        try await withEchoServer({ $0.connection.maxIdle = idle; $0.timeSource = timeSource }, body)
     }
 
     /// A server that closes connections whose client preface has not come within `timeout`, serving while `body` runs.
     func withPrefaceLimitedServer(timeout: Duration, _ body: (Int) async throws -> Void) async throws {
-        try await withEchoServer({ $0.prefaceTimeout = timeout }, body)
+        try await withEchoServer({ $0.connection.prefaceTimeout = timeout }, body)
     }
 
     /// An echo server on 127.0.0.1 with its config changed by `configure`, serving while `body` runs with its port.

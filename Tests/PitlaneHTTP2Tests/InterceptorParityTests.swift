@@ -44,7 +44,25 @@ struct InterceptorParityTests {
     }
 
     static let metadata: Metadata = ["x-trace": "7", "x-blob-bin": .binary([0, 1, 2])]
-    static let shortDeadline = CallOptions.defaults.with { $0.timeout = .milliseconds(300) }
+    /// The client's deadline, far on its real clock; the server's runs on the test's clock.
+    static let deadline = CallOptions.defaults.with { $0.timeout = .seconds(60) }
+
+    /// What a case has: the client, and the server's clock and handler events.
+    struct Context: Sendable {
+        let echo: Echo
+        let clock: ManualClock
+        let probe: Probe
+
+        /// Runs `call`, whose handler waits to be cancelled, and passes the server's deadline
+        /// once it waits: the server, not the client, ends the RPC, whatever the scheduling.
+        func pastDeadline(_ call: @escaping @Sendable (Echo) async -> Outcome) async -> Outcome {
+            let waited = probe.history.filter { $0 == "waiting" }.count
+            async let outcome = call(echo)
+            try? await eventually("the handler waits") { probe.history.filter { $0 == "waiting" }.count > waited }
+            clock.advance(by: .seconds(61))
+            return await outcome
+        }
+    }
 
     static func unary(_ echo: Echo, _ message: EchoRequest, options: CallOptions = .defaults) async -> Outcome {
         var outcome = Outcome()
@@ -118,37 +136,44 @@ struct InterceptorParityTests {
     }
 
     /// The cases, each named.
-    static let cases: [(String, @Sendable (Echo) async -> Outcome)] = [
-        ("unary", { await unary($0, .with { $0.text = "hello" }) }),
-        ("unary error", { await unary($0, .with { $0.failWithCode = 5; $0.failWithMessage = "no such thing, café" }) }),
-        ("unary, no such status code", { await unary($0, .with { $0.failWithCode = 99 }) }),
-        ("unary past its deadline", { await unary($0, .with { $0.waitForCancellation = true }, options: shortDeadline) }),
-        ("client streaming", { await clientStreaming($0, ["one", "two", "three"].map { word in .with { $0.text = word } }) }),
-        ("client streaming, nothing sent", { await clientStreaming($0, []) }),
-        ("client streaming error", { await clientStreaming($0, [.with { $0.text = "one" }, .with { $0.failWithCode = 9 }]) }),
-        ("server streaming", { await serverStreaming($0, .with { $0.text = "x"; $0.repeat = 3 }) }),
-        ("server streaming error", { await serverStreaming($0, .with { $0.failWithCode = 7; $0.failWithMessage = "denied" }) }),
-        ("server streaming past its deadline", {
-            await serverStreaming($0, .with { $0.waitForCancellation = true }, options: shortDeadline)
+    static let cases: [(String, @Sendable (Context) async -> Outcome)] = [
+        ("unary", { await unary($0.echo, .with { $0.text = "hello" }) }),
+        ("unary error", { await unary($0.echo, .with { $0.failWithCode = 5; $0.failWithMessage = "no such thing, café" }) }),
+        ("unary, no such status code", { await unary($0.echo, .with { $0.failWithCode = 99 }) }),
+        ("unary past its deadline", { context in
+            await context.pastDeadline { await unary($0, .with { $0.waitForCancellation = true }, options: deadline) }
         }),
-        ("bidirectional", { await bidirectional($0, ["a", "b"].map { word in .with { $0.text = word } }) }),
-        ("bidirectional, nothing sent", { await bidirectional($0, []) }),
-        ("bidirectional error", { await bidirectional($0, [.with { $0.text = "a" }, .with { $0.failWithCode = 3; $0.failWithMessage = "bad" }]) }),
+        ("client streaming", { await clientStreaming($0.echo, ["one", "two", "three"].map { word in .with { $0.text = word } }) }),
+        ("client streaming, nothing sent", { await clientStreaming($0.echo, []) }),
+        ("client streaming error", { await clientStreaming($0.echo, [.with { $0.text = "one" }, .with { $0.failWithCode = 9 }]) }),
+        ("server streaming", { await serverStreaming($0.echo, .with { $0.text = "x"; $0.repeat = 3 }) }),
+        ("server streaming error", { await serverStreaming($0.echo, .with { $0.failWithCode = 7; $0.failWithMessage = "denied" }) }),
+        ("server streaming past its deadline", { context in
+            await context.pastDeadline { await serverStreaming($0, .with { $0.waitForCancellation = true }, options: deadline) }
+        }),
+        ("bidirectional", { await bidirectional($0.echo, ["a", "b"].map { word in .with { $0.text = word } }) }),
+        ("bidirectional, nothing sent", { await bidirectional($0.echo, []) }),
+        ("bidirectional error", {
+            await bidirectional($0.echo, [.with { $0.text = "a" }, .with { $0.failWithCode = 3; $0.failWithMessage = "bad" }])
+        }),
     ]
 
     /// Every case against a server with these interceptors: what the client saw of each, and
     /// what the handlers recorded, once the server has finished.
     static func run(interceptors: [any ServerInterceptor]) async throws -> (outcomes: [String: Outcome], handlers: [String]) {
         let probe = Probe()
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)),
+        let clock = ManualClock()
+        var config = HTTP2ServerTransport.Config.defaults
+        config.timeSource = .manual(clock)
+        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
                                 services: [EchoService(probe: probe)], interceptors: interceptors)
         var outcomes: [String: Outcome] = [:]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             let port = try #require(try await server.listeningAddress.port)
             try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
-                let echo = Echo(wrapping: client)
-                for (name, call) in cases { outcomes[name] = await call(echo) }
+                let context = Context(echo: Echo(wrapping: client), clock: clock, probe: probe)
+                for (name, call) in cases { outcomes[name] = await call(context) }
             }
             server.beginGracefulShutdown()
             try await group.waitForAll()
@@ -166,9 +191,10 @@ struct InterceptorParityTests {
         }
         #expect(plain.handlers == intercepted.handlers)
         // The cases mean something: the unary call answered, its error kept its metadata, and
-        // the handlers past their deadlines were cancelled.
+        // the handlers past their deadlines were cancelled by the server's deadline.
         #expect(plain.outcomes["unary"]?.messages == ["hello#0"])
         #expect(plain.outcomes["unary error"]?.error?.contains("no such thing, café") == true)
+        #expect(plain.outcomes["unary past its deadline"]?.error?.hasPrefix("DEADLINE_EXCEEDED: the deadline passed before the handler finished") == true)
         #expect(plain.handlers.filter { $0 == "cancelled" }.count == 2, "\(plain.handlers)")
     }
 }

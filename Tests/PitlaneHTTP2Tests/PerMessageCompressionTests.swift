@@ -30,7 +30,7 @@ struct PerMessageCompressionTests {
     @Test("a compressed RPC's messages each go compressed or not, and each side sees which did")
     func flagsBothWays() async throws {
         var config = HTTP2ServerTransport.Config.defaults
-        config.responseCompression = .gzip
+        config.rpc.responseCompression = .gzip
         let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
                                 services: [CompressionReporter()])
         try await withThrowingTaskGroup(of: Void.self) { group in

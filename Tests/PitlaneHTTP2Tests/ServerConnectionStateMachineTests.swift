@@ -18,7 +18,7 @@ struct ServerConnectionStateMachineTests {
 
     @Test("pings: one per interval is fine; strikes past the limit get GOAWAY too_many_pings once, and the connection closes")
     func pingPolicy() {
-        var connection = machine { $0.minimumPingInterval = .seconds(300); $0.maxPingStrikes = 2 }
+        var connection = machine { $0.http2.minimumPingInterval = .seconds(300); $0.http2.maxPingStrikes = 2 }
         #expect(connection.pingReceived(at: start) == .none)
         #expect(connection.pingReceived(at: start + .seconds(300)) == .none)  // on time: no strike
         #expect(connection.pingReceived(at: start + .seconds(301)) == .none)  // strike 1
@@ -31,7 +31,7 @@ struct ServerConnectionStateMachineTests {
 
     @Test("pings: sending headers or data forgives strikes, as gRPC C-core does (BDP pings on a busy stream)")
     func pingsForgiven() {
-        var connection = machine { $0.minimumPingInterval = .seconds(300); $0.maxPingStrikes = 2 }
+        var connection = machine { $0.http2.minimumPingInterval = .seconds(300); $0.http2.maxPingStrikes = 2 }
         for second in 0..<100 {
             #expect(connection.pingReceived(at: start + .seconds(second)) == .none)
             connection.framesSent()
@@ -41,7 +41,7 @@ struct ServerConnectionStateMachineTests {
 
     @Test("rapid reset: a burst within the budget is fine, past it GOAWAY too_many_resets; the budget refills with time")
     func resetBudget() {
-        var connection = machine { $0.maxStreamResetBurst = 10; $0.streamResetsPerSecond = 2 }
+        var connection = machine { $0.http2.maxStreamResetBurst = 10; $0.http2.streamResetsPerSecond = 2 }
         for _ in 0..<10 { #expect(connection.resetReceived(at: start) == .none) }
         // Five seconds refill ten resets.
         for _ in 0..<10 { #expect(connection.resetReceived(at: start + .seconds(5)) == .none) }
@@ -52,7 +52,7 @@ struct ServerConnectionStateMachineTests {
 
     @Test("idle: a connection without streams for the limit drains; an open stream holds it; its end restarts the count")
     func idle() {
-        var connection = machine { $0.maxConnectionIdle = .seconds(30) }
+        var connection = machine { $0.connection.maxIdle = .seconds(30) }
         // Checked early: check again when the rest of the limit has passed.
         #expect(connection.idleCheck(at: start + .seconds(10)) == (.none, .seconds(20)))
         #expect(connection.streamOpened() == .accept)
@@ -126,7 +126,7 @@ struct ServerConnectionStateMachineTests {
 
     @Test("age: the age limit drains, and the grace period closes whatever is still open")
     func age() {
-        var connection = machine { $0.maxConnectionAge = .seconds(60); $0.maxConnectionAgeGrace = .seconds(5) }
+        var connection = machine { $0.connection.maxAge = .seconds(60); $0.connection.maxAgeGrace = .seconds(5) }
         #expect(connection.streamOpened() == .accept)
         #expect(connection.ageReached() == .sendDrainNotice)
         #expect(connection.ageGraceEnded() == .close(lingered: false))

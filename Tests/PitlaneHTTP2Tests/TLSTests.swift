@@ -20,7 +20,7 @@ struct TLSTests {
         try await withTestCertificates { certificates in
             var tls = Self.serverTLS(certificates)
             if mutual { tls.clientCertificateVerification = .required }
-            try await Self.withEchoServer(security: .tls(tls), config: .defaults.with { $0.eventLoopThreads = 2 }) { address in
+            try await Self.withEchoServer(security: .tls(tls), config: .defaults.with { $0.eventLoops.threads = 2 }) { address in
                 var arguments = [GRPCPeerTests.peer, "client", "--port", String(try #require(address.port)),
                                  "--protos", GRPCPeerTests.protos, "--tls-ca", certificates.caPath,
                                  "--server-name-override", "localhost"]
@@ -76,8 +76,8 @@ struct TLSTests {
     func largeMessagesAndStreaming() async throws {
         try await withTestCertificates { certificates in
             var serverConfig = HTTP2ServerTransport.Config.defaults
-            serverConfig.maxMessageBytes = 8 << 20
-            serverConfig.eventLoopThreads = 1
+            serverConfig.rpc.maxMessageBytes = 8 << 20
+            serverConfig.eventLoops.threads = 1
             try await Self.withEchoServer(security: .tls(Self.serverTLS(certificates)), config: serverConfig) { address in
                 var clientConfig = HTTP2ClientTransport.Config.defaults
                 clientConfig.maxMessageBytes = 8 << 20
@@ -195,7 +195,7 @@ struct TLSTests {
         try await withTestCertificates { certificates in
             let failures = Locked<[TLSError]>([])
             try await Self.withEchoServer(
-                security: .tls(Self.serverTLS(certificates)), config: Self.recording(failures).with { $0.eventLoopThreads = 1 }
+                security: .tls(Self.serverTLS(certificates)), config: Self.recording(failures).with { $0.eventLoops.threads = 1 }
             ) { address in
                 let port = try #require(address.port)
                 let plaintext = try await Self.failure(port: port, tls: nil)
@@ -335,7 +335,7 @@ struct TLSTests {
 
     /// A server config that records handshake failures instead of logging them.
     static func recording(_ failures: Locked<[TLSError]>) -> HTTP2ServerTransport.Config {
-        .defaults.with { $0.onTLSHandshakeFailure = { _, error in failures.withLock { $0.append(error) } } }
+        .defaults.with { $0.connection.onTLSHandshakeFailure = { _, error in failures.withLock { $0.append(error) } } }
     }
 
     /// Runs the echo service on `address` for the length of `body`.

@@ -43,7 +43,7 @@ struct WebTLSTests {
     static func recording(_ failures: Locked<[TLSError]>) -> HTTP2ServerTransport.Config {
         var config = HTTP2ServerTransport.Config.defaults
         config.web = WebConfig()
-        config.onTLSHandshakeFailure = { _, error in failures.withLock { $0.append(error) } }
+        config.connection.onTLSHandshakeFailure = { _, error in failures.withLock { $0.append(error) } }
         return config
     }
 

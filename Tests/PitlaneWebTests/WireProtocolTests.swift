@@ -17,7 +17,7 @@ struct WireProtocolTests {
                   _ body: @Sendable (Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>) async throws -> Void) async throws {
         var serverConfig = HTTP2ServerTransport.Config.defaults
         serverConfig.web = WebConfig()
-        if let maxMessageBytes { serverConfig.maxMessageBytes = maxMessageBytes }
+        if let maxMessageBytes { serverConfig.rpc.maxMessageBytes = maxMessageBytes }
         let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: serverConfig),
                                 services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in

@@ -11,7 +11,7 @@ import Synchronization
 /// let clock = ManualClock()
 /// var config = HTTP2ServerTransport.Config.defaults
 /// config.timeSource = .manual(clock)
-/// config.maxConnectionIdle = .seconds(30)
+/// config.connection.maxIdle = .seconds(30)
 /// // … open a connection …
 /// clock.advance(by: .seconds(31))   // the idle timer fires now, not in half a minute
 /// ```

@@ -19,7 +19,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var pump: SessionPump
     /// Whether a flush may run now, and whether one is deferred; see ``FlushGate``.
     private var flushGate = FlushGate()
-    /// The pending idle check, if `maxConnectionIdle` is set.
+    /// The pending idle check, if `config.connection.maxIdle` is set.
     private var idleTimer: EventLoop.TimerID?
     /// The preface and connection-age timers. Every timer holds the connection strongly and
     /// `release` cancels them all: a weak reference would give the connection a side table,
@@ -33,7 +33,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     private var isClosed: Bool { management.phase == .closed }
 
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
-    ///   before any HTTP/2 byte moves, within `config.prefaceTimeout`.
+    ///   before any HTTP/2 byte moves, within `config.connection.prefaceTimeout`.
     init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
          accept: @escaping RPCAcceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
         self.socket = socket
@@ -43,7 +43,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         self.peer = peer
         self.accept = accept
         self.onClose = onClose
-        session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.maxHeaderListBytes)
+        session = NGHTTP2Session(isServer: true, maxHeaderListBytes: config.http2.maxHeaderListBytes)
         callLimits = config.callLimits
         management = ServerConnectionStateMachine(limits: .init(config), now: loop.now)
         session.delegate = self
@@ -52,23 +52,23 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Registers the socket and sends the server's SETTINGS; on the loop.
     func start() throws {
         session.submitSettings([
-            (NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, UInt32(config.maxConcurrentStreams)),
-            (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.streamWindowBytes)),
-            (NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, UInt32(config.maxHeaderListBytes)),
+            (NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, UInt32(config.http2.maxConcurrentStreams)),
+            (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.http2.streamWindowBytes)),
+            (NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, UInt32(config.http2.maxHeaderListBytes)),
         ])
-        session.setConnectionWindow(config.connectionWindowBytes)
+        session.setConnectionWindow(config.http2.connectionWindowBytes)
         try loop.register(socket.fileDescriptor, handler: self, readable: true, writable: false)
-        prefaceTimer = loop.scheduleTimer(after: config.prefaceTimeout) { [self] in
+        prefaceTimer = loop.scheduleTimer(after: config.connection.prefaceTimeout) { [self] in
             prefaceTimer = nil
             perform(management.prefaceTimeoutPassed())
         }
-        if let idle = config.maxConnectionIdle { checkIdle(after: idle) }
-        if let age = config.maxConnectionAge {
+        if let idle = config.connection.maxIdle { checkIdle(after: idle) }
+        if let age = config.connection.maxAge {
             ageTimer = loop.scheduleTimer(after: age) { [self] in
                 ageTimer = nil
                 perform(management.ageReached())
                 guard !isClosed else { return }
-                ageTimer = loop.scheduleTimer(after: config.maxConnectionAgeGrace) { [self] in
+                ageTimer = loop.scheduleTimer(after: config.connection.maxAgeGrace) { [self] in
                     ageTimer = nil
                     perform(management.ageGraceEnded())
                 }
@@ -88,7 +88,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         flush()
     }
 
-    /// Goes away once the connection has been without streams for `maxConnectionIdle`. One
+    /// Goes away once the connection has been without streams for `config.connection.maxIdle`. One
     /// check is pending at a time: arming it again replaces the previous one.
     private func checkIdle(after delay: Duration) {
         if let idleTimer { _ = loop.cancelTimer(idleTimer) }
@@ -149,7 +149,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         case .endOfStream:
             close()
         case .failed(let error):
-            if let failure = error as? TLSError, failure.isHandshakeFailure { config.onTLSHandshakeFailure?(peer, failure) }
+            if let failure = error as? TLSError, failure.isHandshakeFailure { config.connection.onTLSHandshakeFailure?(peer, failure) }
             if error is SocketError { return close() }
             // A protocol error leaves a GOAWAY (TLS: an alert) queued that says why: send it, then close.
             management.protocolFailed()
@@ -262,7 +262,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard management.streamOpened() == .accept else {
             return session.resetStream(id, errorCode: NGHTTP2_REFUSED_STREAM.rawValue)
         }
-        streams.insert(ServerStream(id: id, outboundHighWatermark: config.streamWindowBytes), id: id)
+        streams.insert(ServerStream(id: id, outboundHighWatermark: config.http2.streamWindowBytes), id: id)
     }
 
     func sessionReceivedHeader(name: String, value: String, stream id: Int32) {
@@ -305,7 +305,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             try call.appendBody(data)
             while let message = try call.nextMessage() {
                 stream.window.completed(messageOfSize: message.bytes.count + 5)
-                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes, counting: stream.outbound))
+                inbound.yield(try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -322,7 +322,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             try call.appendBody(data)
             while let message = try call.nextMessage() {
-                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes, counting: stream.outbound))
+                inbound.yield(try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound))
             }
         } catch {
             inbound.finish(throwing: error)
@@ -341,7 +341,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         do {
             if let message = try call.finishBody() {
                 stream.window.completed(messageOfSize: message.count)
-                inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes, counting: stream.outbound))
+                inbound.yield(try call.requestPart((false, message), limit: config.rpc.maxMessageBytes, counting: stream.outbound))
             }
             inbound.finish()
         } catch {
@@ -359,7 +359,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
             : RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
         // The last stream of a draining connection: it closes once this stream's last frames are out.
         management.streamClosed(at: loop.now)
-        if streams.isEmpty, let idle = config.maxConnectionIdle, !management.isDraining { checkIdle(after: idle) }
+        if streams.isEmpty, let idle = config.connection.maxIdle, !management.isDraining { checkIdle(after: idle) }
         scheduleFlush()
     }
 
@@ -412,7 +412,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         let id = stream.id
         let accepted = call.accept(
             on: self, stream: ServerStream.Handle(stream: stream), cancellation: stream.cancellation, peer: peer, now: loop.now,
-            maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] _ in loop.execute { self.messageRead(stream: id) } }
+            maxMessageBytes: config.rpc.maxMessageBytes, messageRead: { [loop] _ in loop.execute { self.messageRead(stream: id) } }
         )
         stream.inbound = accepted.inbound
         stream.call = call

@@ -36,13 +36,13 @@ struct ServerConnectionStateMachine {
         var maxConnectionAgeGrace: Duration
 
         init(_ config: HTTP2ServerTransport.Config) {
-            minimumPingInterval = config.minimumPingInterval
-            maxPingStrikes = config.maxPingStrikes
-            maxStreamResetBurst = config.maxStreamResetBurst
-            streamResetsPerSecond = config.streamResetsPerSecond
-            maxConnectionIdle = config.maxConnectionIdle
-            maxConnectionAge = config.maxConnectionAge
-            maxConnectionAgeGrace = config.maxConnectionAgeGrace
+            minimumPingInterval = config.http2.minimumPingInterval
+            maxPingStrikes = config.http2.maxPingStrikes
+            maxStreamResetBurst = config.http2.maxStreamResetBurst
+            streamResetsPerSecond = config.http2.streamResetsPerSecond
+            maxConnectionIdle = config.connection.maxIdle
+            maxConnectionAge = config.connection.maxAge
+            maxConnectionAgeGrace = config.connection.maxAgeGrace
         }
     }
 

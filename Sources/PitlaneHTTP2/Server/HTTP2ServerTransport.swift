@@ -11,83 +11,6 @@ import Synchronization
 /// let secure = GRPCServer(transport: .http2(address: .ipv4(host: "0.0.0.0", port: 443), security: .tls(tls)), services: [Service()])
 /// ```
 public final class HTTP2ServerTransport: ListeningServerTransport {
-    /// Limits and timing; every value documented with its default.
-    public struct Config: Sendable {
-        /// Streams one connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
-        public var maxConcurrentStreams = 100
-        /// The largest header list accepted, in bytes. Default 16 KiB.
-        public var maxHeaderListBytes = 16_384
-        /// The largest request message accepted, in bytes; larger ones fail with
-        /// `.resourceExhausted` before they are buffered. Default 4 MiB.
-        public var maxMessageBytes = 4 * 1024 * 1024
-        /// Each stream's flow-control window, in bytes: how much a peer may send before the
-        /// handler reads, and how much response data queues before the handler waits. Default 64 KiB.
-        public var streamWindowBytes = 65_535
-        /// The connection's flow-control window, in bytes: how much all streams together may
-        /// have unread. Larger than a stream's, so a stream whose reader stalls cannot stall
-        /// the others on its connection. Default 4 MiB.
-        public var connectionWindowBytes = 4 * 1024 * 1024
-        /// How long a new connection has to send its first bytes; with TLS, to complete the
-        /// handshake and send its first HTTP/2 bytes. Default 10 s.
-        public var prefaceTimeout: Duration = .seconds(10)
-        /// The shortest interval between client PINGs the server tolerates (gRPC's
-        /// `GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS`). A client pinging more
-        /// often than this, more than `maxPingStrikes` times, gets GOAWAY
-        /// ENHANCE_YOUR_CALM "too_many_pings" and is disconnected. Default 5 min.
-        public var minimumPingInterval: Duration = .seconds(300)
-        /// Pings tolerated below `minimumPingInterval` before the server acts. Default 2.
-        public var maxPingStrikes = 2
-        /// Rapid-reset protection (CVE-2023-44487): a client may reset this many streams at
-        /// once, and `streamResetsPerSecond` more each second; past that the connection gets
-        /// GOAWAY and is closed. Defaults 1,000 and 33.
-        public var maxStreamResetBurst = 1_000
-        public var streamResetsPerSecond = 33
-        /// Close connections that have had no open stream for this long (GOAWAY, then close).
-        /// Default nil: idle connections stay open.
-        public var maxConnectionIdle: Duration?
-        /// Ask connections to go away after this long (GOAWAY; streams finish), and close them
-        /// `maxConnectionAgeGrace` later whatever is open. Default nil: no age limit.
-        public var maxConnectionAge: Duration?
-        /// Default 30 s.
-        public var maxConnectionAgeGrace: Duration = .seconds(30)
-        /// Compress responses with this when the client accepts it (`grpc-accept-encoding`).
-        /// Default nil: responses are not compressed. Compressed requests are always accepted.
-        public var responseCompression: CompressionAlgorithm?
-        /// What the port serves beside gRPC over HTTP/2, plugged in by another module
-        /// (PitlaneWeb's `config.web`). Default nil: gRPC over HTTP/2 alone.
-        package var protocolHandler: (any ServerProtocolHandler)?
-        /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
-        /// Default real time; tests step a ``ManualClock``.
-        public var timeSource = TimeSource.continuous
-        /// Event loop threads; default one per core.
-        public var eventLoopThreads = System.coreCount
-        /// How long an event loop out of work may poll for the next request before it sleeps
-        /// (default 200 µs; zero sleeps at once). The window adapts: it opens while requests
-        /// come soon after the loop runs out of work (a caller with one call in flight), and
-        /// closes while traffic is sparse, so an idle server uses no CPU. It spares each
-        /// request the wake-up of a sleeping thread, which on a virtual machine is tens of
-        /// microseconds; see `EventLoop.start(name:timeSource:idlePollLimit:)`.
-        public var idlePollLimit = Duration.microseconds(200)
-        /// Whether handlers run on their connection's event loop (default true): no thread hop
-        /// per message. Set false if handlers block (long computations, blocking I/O), so they
-        /// run on Swift's global executor and never stall the loop's other connections.
-        public var runsHandlersOnEventLoops = true
-        /// Told about each TLS connection whose handshake failed (the client's address and
-        /// why: an untrusted or missing client certificate, no ALPN "h2", a plaintext client);
-        /// the connection is closed and the server carries on. Default: a line on standard error.
-        public var onTLSHandshakeFailure: (@Sendable (_ peer: String, _ error: TLSError) -> Void)? = { peer, error in
-            logToStandardError("pitlane: TLS handshake with \(peer) failed: \(error)")
-        }
-
-        public init() {}
-
-        public static var defaults: Config { Config() }
-
-        var callLimits: ServerCallLimits {
-            ServerCallLimits(maxMessageBytes: maxMessageBytes, responseCompression: responseCompression)
-        }
-    }
-
     private struct State {
         var acceptor: Acceptor?
         var loops: EventLoopGroup?
@@ -160,7 +83,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
     ) async throws {
         let loops = try EventLoopGroup(
-            threads: config.eventLoopThreads, timeSource: config.timeSource, idlePollLimit: config.idlePollLimit
+            threads: config.eventLoops.threads, timeSource: config.timeSource, idlePollLimit: config.eventLoops.idlePollLimit
         )
         let listener: Socket
         let bound: SocketAddress
@@ -200,7 +123,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
         // The loop that hands out RPCs runs on an event loop too, so an RPC accepted on that
         // loop starts there without a thread switch.
-        let onLoops = config.runsHandlersOnEventLoops
+        let onLoops = config.eventLoops.runHandlers
         await withTaskExecutorPreference(onLoops ? acceptor.loop : nil) {
             await withDiscardingTaskGroup { group in
                 while let work = await accepted.next() {
@@ -290,12 +213,12 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             do {
                 engine = try tls.makeEngine()
             } catch {
-                config.onTLSHandshakeFailure?(peer, error)
+                config.connection.onTLSHandshakeFailure?(peer, error)
                 return socket.close()
             }
             connection = TLSHandshaker(
-                socket: socket, loop: loop, engine: engine, peer: peer, timeout: config.prefaceTimeout,
-                onFailure: config.onTLSHandshakeFailure,
+                socket: socket, loop: loop, engine: engine, peer: peer, timeout: config.connection.prefaceTimeout,
+                onFailure: config.connection.onTLSHandshakeFailure,
                 decided: { handshaker, engine in settled(handshaker, engine, engine.speaksHTTP1, []) },
                 onClose: { onClose($0) }
             )
@@ -306,7 +229,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                                                accept: accept, onClose: onClose)
         } else {
             connection = ProtocolSniffer(
-                socket: socket, loop: loop, timeout: config.prefaceTimeout,
+                socket: socket, loop: loop, timeout: config.connection.prefaceTimeout,
                 decided: { sniffer, verdict, bytes in settled(sniffer, nil, verdict == .http1, bytes) },
                 onClose: onClose
             )

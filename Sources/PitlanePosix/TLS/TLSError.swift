@@ -2,7 +2,7 @@
 ///
 /// Configuration errors surface where the configuration is used: `HTTP2ClientTransport`'s
 /// initializer, `HTTP2ServerTransport.listen`. Connection errors reach RPCs as the message of
-/// an `.unavailable` error, and a server's ``HTTP2ServerTransport/Config/onTLSHandshakeFailure``.
+/// an `.unavailable` error, and a server transport's `onTLSHandshakeFailure`.
 public enum TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A certificate, key or trust-roots file is missing or cannot be read.
     case unreadableFile(path: String, reason: String)

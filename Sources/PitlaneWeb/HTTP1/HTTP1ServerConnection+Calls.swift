@@ -59,7 +59,7 @@ extension HTTP1ServerConnection {
         let id = exchange.id
         let accepted = call.accept(
             on: self, stream: HTTP1Exchange.Handle(id: id, outbound: exchange.outbound), cancellation: exchange.cancellation, peer: peer, now: loop.now,
-            maxMessageBytes: config.maxMessageBytes, messageRead: { [loop] bytes in loop.execute { self.messageRead(stream: id, bytes: bytes) } }
+            maxMessageBytes: config.rpc.maxMessageBytes, messageRead: { [loop] bytes in loop.execute { self.messageRead(stream: id, bytes: bytes) } }
         )
         exchange.inbound = accepted.inbound
         exchange.call = call
@@ -79,7 +79,7 @@ extension HTTP1ServerConnection {
     private func messageRead(stream id: Int32, bytes: Int) {
         guard let exchange, exchange.id == id else { return }
         exchange.unreadBytes -= bytes
-        if exchange.isReadPaused, exchange.unreadBytes <= config.streamWindowBytes {
+        if exchange.isReadPaused, exchange.unreadBytes <= config.http2.streamWindowBytes {
             exchange.isReadPaused = false
             resumeReading()
         }

@@ -68,7 +68,7 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
         onClose = accepted.onClose
         channel = ByteChannel(socket: accepted.socket, tls: accepted.tls)
         limits = web.http1
-        callLimits = ServerCallLimits(maxMessageBytes: config.maxMessageBytes, responseCompression: config.responseCompression)
+        callLimits = ServerCallLimits(maxMessageBytes: config.rpc.maxMessageBytes, responseCompression: config.rpc.responseCompression)
         parser = HTTP1Parser(maxHeaderBytes: limits.maxHeaderBytes)
         parser.delegate = self
     }
@@ -227,7 +227,7 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
         }
         requestsStarted += 1
         let exchange = HTTP1Exchange(
-            id: Int32(truncatingIfNeeded: requestsStarted), outboundHighWatermark: config.streamWindowBytes,
+            id: Int32(truncatingIfNeeded: requestsStarted), outboundHighWatermark: config.http2.streamWindowBytes,
             keepAlive: received.keepAlive && requestsStarted < limits.maxRequestsPerConnection,
             chunked: received.version.minor >= 1
         )
@@ -249,13 +249,13 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
             try call.appendBody(bytes)
             while let message = try call.nextMessage() {
                 exchange.unreadBytes += message.bytes.count + 5
-                inbound.yield(try call.requestPart(message, limit: config.maxMessageBytes, counting: exchange.outbound))
+                inbound.yield(try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: exchange.outbound))
             }
         } catch {
             inbound.finish(throwing: error)
         }
         exchange.call = call
-        if exchange.unreadBytes > config.streamWindowBytes, !exchange.isReadPaused {
+        if exchange.unreadBytes > config.http2.streamWindowBytes, !exchange.isReadPaused {
             // TCP's own flow control holds the client until the handler reads.
             exchange.isReadPaused = true
             readingPaused = true
@@ -270,7 +270,7 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
         if var call = exchange.call, let inbound = exchange.inbound {
             do {
                 if let message = try call.finishBody() {
-                    inbound.yield(try call.requestPart((false, message), limit: config.maxMessageBytes, counting: exchange.outbound))
+                    inbound.yield(try call.requestPart((false, message), limit: config.rpc.maxMessageBytes, counting: exchange.outbound))
                 }
                 inbound.finish()
             } catch {
