@@ -277,6 +277,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// connection is no longer ready (a GOAWAY arrived first): the caller may open the stream
     /// on another connection, since nothing of it has left.
     func startRequest(_ stream: ClientStream, metadata: Metadata, timeout: Duration?) -> Bool {
+        loop.assertInEventLoop()
         guard lifecycle.takesStreams else { return false }
         var headers = [
             (name: ":method", value: "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
@@ -294,11 +295,13 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func queueData(_ stream: ClientStream, framed: BodyBytes) {
+        loop.assertInEventLoop()
         if stream.machine.requestData(framed) { resume(stream) }
         scheduleFlush()
     }
 
     func endRequest(_ stream: ClientStream) {
+        loop.assertInEventLoop()
         if stream.machine.requestEnded() { resume(stream) }
         scheduleFlush()
     }
@@ -316,6 +319,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// The caller is done with the stream: reset it if the server has not finished, and fail
     /// it if it never started, so no reader waits on it.
     func release(_ stream: ClientStream) {
+        loop.assertInEventLoop()
         guard let id = stream.id, streams[id] != nil else {
             return stream.fail(RPCError(code: .cancelled, message: "the stream ended before it started"))
         }

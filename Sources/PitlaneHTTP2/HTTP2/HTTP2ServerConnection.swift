@@ -242,6 +242,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     /// Stops accepting streams (GOAWAY in two steps); the connection closes when the last
     /// one ends.
     func drain() {
+        loop.assertInEventLoop()
         guard !isClosed else { return }
         perform(management.beginDrain())
     }
@@ -500,6 +501,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     // cache). A stream that ended is `.closing` (`end`), and its parts are dropped.
 
     func sendResponseHeaders(stream handle: ServerStream.Handle, metadata: Metadata) {
+        loop.assertInEventLoop()
         let stream = handle.stream
         guard stream.machine.isOpen else { return }
         stream.call?.responseHead(metadata) { perform($0, on: stream) }
@@ -507,6 +509,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func queueMessage(stream handle: ServerStream.Handle, encoded: BodyBytes) {
+        loop.assertInEventLoop()
         let stream = handle.stream
         guard stream.machine.isOpen else { return }
         stream.call?.responseMessage(encoded) { perform($0, on: stream) }
@@ -524,6 +527,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
     }
 
     func sendStatus(stream handle: ServerStream.Handle, status: Status, trailers: Metadata) {
+        loop.assertInEventLoop()
         sendStatus(handle.stream, status, trailers: trailers)
     }
 
@@ -548,6 +552,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     /// The handler ended without a status (it was cancelled): reset the stream.
     func abandon(stream handle: ServerStream.Handle) {
+        loop.assertInEventLoop()
         let stream = handle.stream
         guard stream.machine.resetByServer() else { return }
         session.resetStream(stream.id, errorCode: NGHTTP2_CANCEL.rawValue)

@@ -14,7 +14,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     private struct State {
         var acceptor: Acceptor?
         var loops: EventLoopGroup?
-        var connections: [ObjectIdentifier: any ServerConnection] = [:]
+        /// Each touched on its own loop only (`LoopBound` checks it in debug builds).
+        var connections: [ObjectIdentifier: LoopBound<any ServerConnection>] = [:]
         var shuttingDown = false
         var boundAddress: SocketAddress?
         /// Why `listen` failed, for callers of `listeningAddress` that come later.
@@ -153,7 +154,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         }
         if let acceptor { acceptor.loop.execute { acceptor.close() } }
         for connection in connections {
-            connection.loop.execute { connection.drain() }
+            connection.execute { $0.drain() }
         }
         finishIfDrained()
     }
@@ -236,7 +237,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         }
         let admitted = state.withLock { state in
             guard !state.shuttingDown else { return false }
-            state.connections[ObjectIdentifier(connection)] = connection
+            state.connections[ObjectIdentifier(connection)] = LoopBound(connection, loop: loop)
             return true
         }
         guard admitted else { return socket.close() }
@@ -253,7 +254,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     private func replace(_ old: any ServerConnection, with new: any ServerConnection) {
         state.withLock { state in
             state.connections.removeValue(forKey: ObjectIdentifier(old))
-            state.connections[ObjectIdentifier(new)] = new
+            state.connections[ObjectIdentifier(new)] = LoopBound(new, loop: new.loop)
         }
     }
 }

@@ -88,22 +88,26 @@ extension HTTP1ServerConnection {
     // MARK: The handler's parts
 
     func sendResponseHeaders(stream handle: HTTP1Exchange.Handle, metadata: Metadata) {
+        loop.assertInEventLoop()
         guard let exchange = current(handle.id) else { return }
         answer(exchange) { call, perform in call.responseHead(metadata, perform) }
     }
 
     func queueMessage(stream handle: HTTP1Exchange.Handle, encoded: BodyBytes) {
+        loop.assertInEventLoop()
         guard let exchange = current(handle.id) else { return }
         answer(exchange) { call, perform in call.responseMessage(encoded, perform) }
     }
 
     func sendStatus(stream handle: HTTP1Exchange.Handle, status: Status, trailers: Metadata) {
+        loop.assertInEventLoop()
         guard let exchange = current(handle.id) else { return }
         answer(exchange) { call, perform in call.responseEnd(status, trailers: trailers, perform) }
     }
 
     /// The handler ended without a status: the response cannot be completed.
     func abandon(stream handle: HTTP1Exchange.Handle) {
+        loop.assertInEventLoop()
         guard current(handle.id) != nil else { return }
         close()
     }
