@@ -258,9 +258,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         let binding = ConnectionBinding(try await readyConnection(waitForReady: options.waitForReady ?? false))
         let call = ClientCall(protocol: config.wireProtocol, codec: config.codec, kind: options.rpcKind,
                               compression: options.compression.flatMap { $0 == .none ? nil : $0 }, maxMessageBytes: config.maxMessageBytes)
-        let stream = ClientStream(descriptor: descriptor, call: call, outboundHighWatermark: config.streamWindowBytes) { key in
-            binding.connection.messageReadFromAnyThread(stream: key)
-        }
+        let stream = ClientStream(descriptor: descriptor, call: call, outboundHighWatermark: config.streamWindowBytes, binding: binding)
         let rpc = ClientRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(stream: stream.inbound),
             outbound: .init(wrapping: ClientStreamWriter(

@@ -54,8 +54,8 @@ struct MessageDeframer {
 }
 
 /// Writes the 5-byte gRPC message prefix.
-enum MessageFramer {
-    static func prefix(length: Int, compressed: Bool) -> [UInt8] {
+package enum MessageFramer {
+    package static func prefix(length: Int, compressed: Bool) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(5)
         appendPrefix(length: length, compressed: compressed, to: &bytes)

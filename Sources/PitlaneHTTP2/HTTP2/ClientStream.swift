@@ -21,17 +21,17 @@ final class ClientStream: @unchecked Sendable {
     let outbound: StreamOutbound
     var window = InboundWindow()
 
-    /// - Parameter messageRead: runs (on any thread) as the reader takes a response message,
-    ///   with the stream's key.
-    init(descriptor: MethodDescriptor, call: ClientCall, outboundHighWatermark: Int,
-         messageRead: @escaping @Sendable (Key) -> Void) {
+    /// - Parameter binding: the connection the stream runs on, told (from any thread) as the
+    ///   reader takes a response message, so that it gives the window back.
+    init(descriptor: MethodDescriptor, call: ClientCall, outboundHighWatermark: Int, binding: ConnectionBinding) {
         self.descriptor = descriptor
         self.call = call
         outbound = StreamOutbound(highWatermark: outboundHighWatermark)
         inbound = BufferedStream(
             highWatermark: .max,
             sizeOf: { part in if case .message(let bytes, _) = part { bytes.count + 5 } else { 0 } },
-            onConsume: { [key] _ in messageRead(key) }
+            // One closure, made once per stream: the key and the binding are all it holds.
+            onConsume: { [key] _ in binding.connection.messageReadFromAnyThread(stream: key) }
         )
     }
 

@@ -1,4 +1,5 @@
 import PitlaneCore
+import PitlaneHTTP2
 import PitlaneProtobuf
 
 extension ConnectWire {

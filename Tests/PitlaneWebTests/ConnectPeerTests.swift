@@ -1,5 +1,6 @@
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneWeb
 import TestSupport
 import Testing
 
@@ -7,7 +8,7 @@ import Testing
 /// (connectrpc under hypercorn, HTTP/2), over Connect with both codecs, gRPC-Web and gRPC.
 @Suite("Pitlane client against the Connect runtime for Python", .timeLimit(.minutes(2)))
 struct ConnectPeerTests {
-    static let peer = GRPCPeerTests.repositoryRoot.appending(path: "Tests/Peers/connect_server_peer.py").path
+    static let peer = Peers.script("connect_server_peer.py")
 
     static let protocols: [(ClientWireProtocol, MessageCodec)] = [
         (.connect, .protobuf), (.connect, .json), (.grpcWeb, .protobuf), (.grpc, .protobuf),
@@ -15,7 +16,7 @@ struct ConnectPeerTests {
 
     @Test("unary, server streaming and errors", arguments: protocols)
     func calls(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
-        let server = try await ServerProcess.start(GRPCPeerTests.python, [Self.peer, "--protos", GRPCPeerTests.protos])
+        let server = try await ServerProcess.start(Peers.python, [Self.peer, "--protos", Peers.protos])
         // Stopped here, awaited, whatever happens: a stop left to a task may never run before
         // the test process exits, and the peer would outlive it.
         do {

@@ -1,5 +1,6 @@
 import PitlaneCore
-@testable import PitlaneHTTP2
+import PitlaneHTTP2
+@testable import PitlaneWeb
 import Testing
 
 @Suite("Connect error details", .timeLimit(.minutes(1)))

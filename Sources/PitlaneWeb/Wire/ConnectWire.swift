@@ -1,4 +1,5 @@
 import PitlaneCore
+import PitlaneHTTP2
 import PitlaneProtobuf
 
 /// The Connect protocol's own pieces: error codes by name, their HTTP statuses, the error
@@ -26,19 +27,6 @@ package enum ConnectWire {
         case .unavailable: 503
         case .unauthenticated: 401
         default: 500  // unknown, internal, data_loss
-        }
-    }
-
-    /// The status code for an HTTP status when the response says nothing more: the table
-    /// gRPC and Connect share (gRPC's http-grpc-status-mapping.md).
-    package static func code(forHTTP status: Int) -> Status.Code {
-        switch status {
-        case 400: .internal
-        case 401: .unauthenticated
-        case 403: .permissionDenied
-        case 404: .unimplemented
-        case 429, 502, 503, 504: .unavailable
-        default: .unknown
         }
     }
 
