@@ -64,8 +64,9 @@ public final class HTTP2ClientTransport: ClientTransport {
 
     /// Limits, timing and backoff; every value documented with its default.
     public struct Config: Sendable {
-        /// The protocol calls speak: gRPC (default), gRPC-Web (a service behind Envoy's filter,
-        /// say) or Connect (a connect-go service). Pitlane servers speak all three.
+        /// The protocol calls speak: gRPC (default); with PitlaneWeb, gRPC-Web (a service
+        /// behind Envoy's filter, say) or Connect (a connect-go service). Pitlane servers with
+        /// `config.web` speak all three.
         public var wireProtocol = ClientWireProtocol.grpc
         /// How messages are written: binary (default), or Protocol Buffers' JSON mapping
         /// (Connect's `json` codec; the generated clients serialize to match).
