@@ -184,6 +184,9 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             accepted.offer(.rpc(loop: loop, stream: stream, context: context, cancellation: cancellation))
         }
         let config = self.config
+        let http2 = { (engine: TLSEngine?) in
+            HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine, accept: accept, onClose: onClose)
+        }
         /// The connection that takes over from a sniffer or a handshaker, given what it read.
         let settled = { [weak self, accepted] (first: any ServerConnection, engine: TLSEngine?, http1: Bool, bytes: [UInt8]) in
             guard let self else { return }
@@ -196,8 +199,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                     run: { loop, work in accepted.offer(.task(loop: loop, work: work)) }
                 ))
             } else {
-                next = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: engine,
-                                             accept: accept, onClose: onClose)
+                next = http2(engine)
             }
             self.replace(first, with: next)
             do {
@@ -226,8 +228,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         } else if config.protocolHandler?.servesHTTP1 != true {
             // Only HTTP/2 is spoken here: a client that sends anything else gets nghttp2's
             // GOAWAY (PROTOCOL_ERROR), then the connection closes.
-            connection = HTTP2ServerConnection(socket: socket, loop: loop, config: config, peer: peer, tls: nil,
-                                               accept: accept, onClose: onClose)
+            connection = http2(nil)
         } else {
             connection = ProtocolSniffer(
                 socket: socket, loop: loop, timeout: config.connection.prefaceTimeout,

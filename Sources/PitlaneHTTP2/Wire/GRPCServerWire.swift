@@ -41,17 +41,11 @@ package struct GRPCServerWire: ServerWire {
         return .respond(HTTPResponseHead(status: 415, headers: [("accept-post", "application/grpc, application/grpc+proto")]), body: [])
     }
 
+    /// Content type, compression, metadata, `extra`.
     package func responseHead(metadata: Metadata, extra: [(name: String, value: String)], compression: CompressionAlgorithm?) -> HTTPResponseHead {
-        Self.responseHead(contentType: "application/grpc", metadata: metadata, extra: extra, compression: compression)
-    }
-
-    /// A gRPC-style head (gRPC's, gRPC-Web's): content type, compression, metadata, `extra`.
-    package static func responseHead(
-        contentType: String, metadata: Metadata, extra: [(name: String, value: String)], compression: CompressionAlgorithm?
-    ) -> HTTPResponseHead {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(3 + metadata.count + extra.count)
-        headers.append(("content-type", contentType))
+        headers.append(("content-type", "application/grpc"))
         headers.append(("grpc-accept-encoding", MessageCompression.acceptEncoding))
         if let compression { headers.append(("grpc-encoding", compression.name)) }
         headers += metadata.headerFields
