@@ -136,7 +136,7 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
             let connection = binding.connection
             let (framed, wireBytes) = try encoder.encode(bytes, flags: flags)
             try await stream.outbound.enqueue(framed.count, wireBytes: wireBytes) {
-                Self.onLoop(of: connection) { connection.queueData(stream, framed: framed) }
+                stream.outbound.onLoop(connection.loop) { connection.queueData(stream, framed: framed) }
             }
         }
     }
@@ -177,18 +177,9 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
         let connection = binding.connection
         let stream = self.stream
         if error == nil {
-            Self.onLoop(of: connection) { connection.endRequest(stream) }
+            stream.outbound.onLoop(connection.loop) { connection.endRequest(stream) }
         } else {
-            Self.onLoop(of: connection) { connection.release(stream) }
-        }
-    }
-
-    /// Runs `body` now when already on the connection's loop, else queues it there.
-    private static func onLoop(of connection: HTTP2ClientConnection, _ body: @escaping @Sendable () -> Void) {
-        if connection.loop.inEventLoop {
-            body()
-        } else {
-            connection.loop.execute(body)
+            stream.outbound.onLoop(connection.loop) { connection.release(stream) }
         }
     }
 }

@@ -7,18 +7,18 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: every mutable property is used on `loop` only; client tasks reach
 /// the connection solely through `loop.execute`.
-final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, @unchecked Sendable {
+final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unchecked Sendable {
     let loop: EventLoop
     let authority: String
     let config: HTTP2ClientTransport.Config
-    private let socket: Socket
-    private let session: NGHTTP2Session
+    let socket: Socket
+    let session: NGHTTP2Session
     /// Connecting, handshaking, ready, draining, closed; see ``ClientConnectionStateMachine``.
     private var lifecycle = ClientConnectionStateMachine()
     private var streams = StreamTable<ClientStream>()
-    private var pump: SessionPump
+    var pump: SessionPump
     /// Whether a flush may run now; see ``FlushGate``.
-    private var flushGate = FlushGate()
+    var flushGate = FlushGate()
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -171,10 +171,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func readable() {
         guard lifecycle.phase != .closed else { return }
-        flushGate.beginReceiving()
-        let outcome = pump.read(from: socket, into: session, through: loop.readBuffer)
-        flushGate.endReceiving()
-        switch outcome {
+        switch receive() {
         case .drained:
             flush()
         case .handshakeCompleted:
@@ -228,24 +225,17 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         close(RPCError(code: .unavailable, message: "the connection closed"))
     }
 
-    func flush() {
-        guard lifecycle.writes else { return }
-        guard flushGate.startFlush() else { return }
-        repeat {
-            flushOnce()
-        } while flushGate.flushAgain(unlessClosed: lifecycle.phase == .closed)
-    }
+    var writesFrames: Bool { lifecycle.writes }
 
-    private func flushOnce() {
-        do {
-            try pump.write(from: session, to: socket, loop: loop)
-        } catch {
-            return close(RPCError(code: .unavailable, message: "writing to the connection failed: \(error)"))
-        }
-        if pump.takeResumeReading() { loop.execute { [self] in readable() } }
+    /// A draining connection whose streams ended and whose last bytes are out closes.
+    func wrote() {
         if lifecycle.isFinished(sessionActive: session.isActive, openStreams: streams.count, unsentBytes: pump.hasUnsentBytes) {
             close(RPCError(code: .unavailable, message: "the connection closed"))
         }
+    }
+
+    func writeFailed(_ error: any Error) {
+        close(RPCError(code: .unavailable, message: "writing to the connection failed: \(error)"))
     }
 
     private func close(_ error: RPCError) {
@@ -306,16 +296,6 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         scheduleFlush()
     }
 
-    /// Flushes once the tasks queued so far have run: a request's headers, message and end,
-    /// and requests many calls start at once, leave in one write.
-    private func scheduleFlush() {
-        guard flushGate.deferFlush() else { return }
-        loop.execute { [self] in
-            flushGate.deferredFlushRuns()
-            flush()
-        }
-    }
-
     /// The caller is done with the stream: reset it if the server has not finished, and fail
     /// it if it never started, so no reader waits on it.
     func release(_ stream: ClientStream) {
@@ -335,10 +315,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     private func messageRead(stream id: Int32) {
         guard let stream = streams[id] else { return }
-        let count = stream.window.read()
-        guard count > 0 else { return }
-        session.consume(stream: id, bytes: count)
-        flush()
+        returnWindow(stream.window.read(), stream: id)
     }
 
     // MARK: Session events
@@ -379,7 +356,7 @@ final class HTTP2ClientConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
-        if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
+        returnConnectionWindow(stream.window.outstanding)
         let error: RPCError = switch errorCode {
         case NGHTTP2_REFUSED_STREAM.rawValue: RPCError(code: .unavailable, message: "the server refused the stream")
         case NGHTTP2_CANCEL.rawValue: RPCError(code: .cancelled, message: "the stream was cancelled")

@@ -6,19 +6,19 @@ import PitlaneCore
 ///
 /// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
 /// threads (handler tasks) reach the connection solely through `loop.execute`.
-final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate, ServerCallConnection, @unchecked Sendable {
+final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, ServerCallConnection, @unchecked Sendable {
     let socket: Socket
     let loop: EventLoop
     let config: HTTP2ServerTransport.Config
     let peer: String
-    private let session: NGHTTP2Session
+    let session: NGHTTP2Session
     private let callLimits: ServerCallLimits
     private let accept: RPCAcceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
     private var streams = StreamTable<ServerStream>()
-    private var pump: SessionPump
+    var pump: SessionPump
     /// Whether a flush may run now, and whether one is deferred; see ``FlushGate``.
-    private var flushGate = FlushGate()
+    var flushGate = FlushGate()
     /// The pending idle check, if `config.connection.maxIdle` is set.
     private var idleTimer: EventLoop.TimerID?
     /// The preface and connection-age timers. Every timer holds the connection strongly and
@@ -136,10 +136,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func readable() {
         guard management.isExchangingFrames else { return discardWhileLingering() }
-        flushGate.beginReceiving()
-        let outcome = pump.read(from: socket, into: session, through: loop.readBuffer)
-        flushGate.endReceiving()
-        switch outcome {
+        switch receive() {
         case .drained:
             flush()
         case .handshakeCompleted:
@@ -161,25 +158,14 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func errorOrHangUp() { close() }
 
-    /// Writes what nghttp2 has to send; waits for writability when the socket is full.
-    func flush() {
-        guard !isClosed else { return }
-        guard flushGate.startFlush() else { return }
-        repeat {
-            flushOnce()
-        } while flushGate.flushAgain(unlessClosed: isClosed)
-    }
+    var writesFrames: Bool { management.isExchangingFrames }
 
-    private func flushOnce() {
-        guard management.isExchangingFrames else { return }
-        do {
-            try pump.write(from: session, to: socket, loop: loop)
-        } catch {
-            return close()
-        }
-        if pump.takeResumeReading() { loop.execute { [self] in readable() } }
+    /// Everything written: a draining connection whose session is done lingers.
+    func wrote() {
         if !pump.hasUnsentBytes { perform(management.outputWritten(sessionWantsIO: session.isActive)) }
     }
+
+    func writeFailed(_ error: any Error) { close() }
 
     /// The last word is written: end every RPC, stop writing, and read and discard what the
     /// client still sends until it closes or the linger time passes, so that its late bytes
@@ -353,7 +339,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
-        if stream.window.outstanding > 0 { session.consumeConnection(bytes: stream.window.outstanding) }
+        returnConnectionWindow(stream.window.outstanding)
         // Every stream ends here, most of them complete (no error): their error is never seen,
         // so it is not formatted.
         end(stream, error: errorCode == 0 ? Self.streamClosed
@@ -445,10 +431,7 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
 
     private func messageRead(stream id: Int32) {
         guard let stream = streams[id] else { return }
-        let count = stream.window.read()
-        guard count > 0 else { return }
-        session.consume(stream: id, bytes: count)
-        flush()
+        returnWindow(stream.window.read(), stream: id)
     }
 
     /// Sends what the call's protocol made of a response part.
@@ -514,16 +497,6 @@ final class HTTP2ServerConnection: FileDescriptorHandler, NGHTTP2SessionDelegate
         guard stream.machine.isOpen else { return }
         stream.call?.responseMessage(encoded) { perform($0, on: stream) }
         scheduleFlush()
-    }
-
-    /// Flushes after the tasks queued so far have run: responses that many handlers write at
-    /// the same moment (a race tick to every follower) leave in one socket write, not one each.
-    private func scheduleFlush() {
-        guard flushGate.deferFlush() else { return }
-        loop.execute { [self] in
-            flushGate.deferredFlushRuns()
-            flush()
-        }
     }
 
     func sendStatus(stream handle: ServerStream.Handle, status: Status, trailers: Metadata) {

@@ -26,8 +26,8 @@ package final class StreamOutbound: Sendable {
 
     private let state = Mutex(State())
     private let highWatermark: Int
-    /// Writes queued on the loop and not yet run there; see `ServerStreamWriter.onLoop`.
-    package let hopsInFlight = Atomic(0)
+    /// Writes queued on the loop and not yet run there; see ``onLoop(_:_:)``.
+    private let hopsInFlight = Atomic(0)
     /// Message bytes sent as framed (each length prefix's value). Added to under `state`'s
     /// lock, which `enqueue` takes anyway, so a load and a store suffice; read without it.
     private let sentWire = Atomic(0)
@@ -37,6 +37,21 @@ package final class StreamOutbound: Sendable {
 
     package init(highWatermark: Int) {
         self.highWatermark = highWatermark
+    }
+
+    /// Runs a writer's `body` (a part for the connection) on `loop`: right here when the
+    /// writer already runs there (handlers or calls on the event loops) and nothing it wrote
+    /// earlier is still on its way, so parts stay in order; otherwise as a task queued on
+    /// the loop. The one hop onto the loop for every stream's writer, server and client.
+    package func onLoop(_ loop: EventLoop, _ body: @escaping @Sendable () -> Void) {
+        if loop.inEventLoop && hopsInFlight.load(ordering: .acquiring) == 0 {
+            return body()
+        }
+        hopsInFlight.add(1, ordering: .relaxed)
+        loop.execute { [self] in
+            body()
+            hopsInFlight.subtract(1, ordering: .releasing)
+        }
     }
 
     /// Counts `bytes` as queued, then waits while the queue is above the watermark.

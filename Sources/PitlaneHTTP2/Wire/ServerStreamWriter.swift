@@ -71,18 +71,8 @@ package struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPC
         onLoop { connection.abandon(stream: stream) }
     }
 
-    /// Runs `body` on the connection's loop: right here when the handler already runs there
-    /// (`runsHandlersOnEventLoops`) and nothing it wrote earlier is still on its way, so parts
-    /// stay in order; otherwise as a task queued on the loop.
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
-        if connection.loop.inEventLoop && outbound.hopsInFlight.load(ordering: .acquiring) == 0 {
-            return body()
-        }
-        outbound.hopsInFlight.add(1, ordering: .relaxed)
-        connection.loop.execute { [outbound] in
-            body()
-            outbound.hopsInFlight.subtract(1, ordering: .releasing)
-        }
+        outbound.onLoop(connection.loop, body)
     }
 }
 

@@ -94,6 +94,17 @@ public final class EventLoop: Sendable {
         _ = inbox.enqueue(.closure(task), fromLoop: inEventLoop)
     }
 
+    /// Runs `task` on the loop's thread after the tasks queued so far; called on that thread
+    /// only, which debug builds check. `task` need not be `Sendable`: it may hold loop-owned
+    /// state (a connection hopping to itself, to flush once a batch of writes is queued),
+    /// since it runs on the thread that made it.
+    public func executeLater(_ task: @escaping () -> Void) {
+        assertInEventLoop()
+        // Sound: the closure never leaves this thread (the assertion above, and the
+        // inbox runs it here).
+        _ = inbox.enqueue(.closure(unsafeBitCast(task, to: (@Sendable () -> Void).self)), fromLoop: true)
+    }
+
     /// Shuts the loop down and returns once its thread has ended. Safe from any thread but the
     /// loop's own; later and concurrent calls wait for the same end.
     ///
