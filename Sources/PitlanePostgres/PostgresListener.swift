@@ -10,14 +10,13 @@ import Synchronization
 /// `.lost`, and the listener reopens it with backoff (50 ms doubling to 1 s); once listening
 /// again the handler hears `.listening` and reads back from the tables what it may have
 /// missed. Notifications are only wake-ups: the tables stay the truth.
-public final class PostgresListener: SQLListening, @unchecked Sendable {
+public final class PostgresListener: SQLListening {
     let settings: PostgresSettings
     let channel: String
     private let handler: @Sendable (SQLNotification) -> Void
     private let stopping = Atomic(false)
-    private let joined = Mutex(false)
-    /// Written once by `init`, read by `stop`.
-    private var thread = pthread_t()
+    /// The listening thread, until `stop` joins it.
+    private let thread = Mutex<pthread_t?>(nil)
     /// How long the loop waits for input before it looks at `stopping` again.
     static let pollMilliseconds: Int32 = 100
 
@@ -26,21 +25,19 @@ public final class PostgresListener: SQLListening, @unchecked Sendable {
         self.channel = channel
         self.handler = handler
         let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
         pthread_create(&thread, nil, { argument in
             let listener = Unmanaged<PostgresListener>.fromOpaque(argument!).takeRetainedValue()
             listener.run()
             return nil
         }, context)
+        self.thread.withLock { $0 = thread }
     }
 
     /// Stops the thread and waits for it: the handler is not called after this returns.
     public func stop() {
         stopping.store(true, ordering: .releasing)
-        let joins = joined.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        if joins { pthread_join(thread, nil) }
+        if let thread = thread.withLock({ $0.take() }) { pthread_join(thread, nil) }
     }
 
     private var isStopping: Bool { stopping.load(ordering: .acquiring) }

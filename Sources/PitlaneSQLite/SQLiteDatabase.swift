@@ -191,6 +191,9 @@ extension SQLiteDatabase: SQLConnection {
 
 /// An SQLite file as an `SQLDatabase`: one connection, lent to one caller at a time, in
 /// place (its statements are local and short, so a task may run them).
+///
+/// `@unchecked Sendable`: the connection is touched only inside `lock`. A `Mutex` holding
+/// the connection itself cannot lend it to a synchronous closure that returns a value.
 public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
     /// Guards `connection`: it is only touched with the lock held.
     private let lock = Mutex(())

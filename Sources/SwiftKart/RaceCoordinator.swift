@@ -126,7 +126,7 @@ public final class RaceCoordinator: Sendable {
 
 /// The right to run one race, held by a session's advisory lock until `release()` (or until
 /// the process dies).
-final class RaceLease: @unchecked Sendable {
+final class RaceLease {
     let race: String
     let run: RaceCoordinator.Run
     /// Used by the leading task only.

@@ -9,6 +9,7 @@ import Orders
 import Pitlane
 import PitlaneCommandLine
 import PitlaneObservability
+import Synchronization
 
 let usage = """
     usage: orders create [--id ID] [--customer USER] [--eta TEXT]
@@ -144,10 +145,9 @@ func watch(_ orderID: String, count: Int?, client: GRPCClient<HTTP2ClientTranspo
 }
 
 /// Counts across the store's callbacks.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = 0
-    func increment() -> Int { lock.withLock { value += 1; return value } }
+final class Counter: Sendable {
+    private let value = Atomic(0)
+    func increment() -> Int { value.add(1, ordering: .relaxed).newValue }
 }
 
 do {

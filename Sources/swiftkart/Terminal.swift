@@ -1,28 +1,29 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// The controlling terminal in "one key at a time, no echo" mode while following a race;
 /// restored on `restore()`.
-final class Terminal: @unchecked Sendable {
-    private var saved = termios()
-    private(set) var isRaw = false
+final class Terminal: Sendable {
+    /// The settings to restore, once key mode is on.
+    private let saved = Mutex<termios?>(nil)
 
     /// Whether standard input and output are a terminal the live view can draw on.
     static var isInteractive: Bool { isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1 }
 
     func enterKeyMode() {
-        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return }
-        var raw = saved
+        var original = termios()
+        guard tcgetattr(STDIN_FILENO, &original) == 0 else { return }
+        var raw = original
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         guard tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0 else { return }
-        isRaw = true
+        saved.withLock { $0 = original }
         write("\u{1B}[?25l")  // hide the cursor
     }
 
     func restore() {
-        guard isRaw else { return }
-        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
-        isRaw = false
+        guard var original = saved.withLock({ $0.take() }) else { return }
+        tcsetattr(STDIN_FILENO, TCSANOW, &original)
         write("\u{1B}[?25h\n")
     }
 

@@ -41,7 +41,7 @@ final class ClientStream: @unchecked Sendable {
     /// The request's headers were submitted as stream `id`.
     func opened(id: Int32) throws(ClientStreamStateMachine.Violation) {
         try machine.opened(id: id)
-        key.id = id
+        key.id.store(id, ordering: .relaxed)
     }
 
     private var finished: Bool { !machine.deliversResponse || call.isEnded }
@@ -185,8 +185,10 @@ struct ClientStreamWriter: ClosableRPCWriterProtocol {
 }
 
 extension ClientStream {
-    /// A stream's id, set and read on its connection's loop only.
-    final class Key: @unchecked Sendable {
-        var id: Int32?
+    /// A stream's id, for its reader's window updates to find it by; set on the connection's
+    /// loop once the stream opens.
+    final class Key: Sendable {
+        /// 0 until the stream opens (client streams have odd ids).
+        let id = Atomic<Int32>(0)
     }
 }

@@ -384,7 +384,8 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
     /// Called by a stream's inbound buffer (on any thread) as its reader takes a message.
     func messageReadFromAnyThread(stream key: ClientStream.Key) {
         loop.execute {
-            guard let id = key.id else { return }
+            let id = key.id.load(ordering: .relaxed)
+            guard id != 0 else { return }
             self.messageRead(stream: id)
         }
     }

@@ -4,9 +4,9 @@ import PitlaneCore
 /// One accepted HTTP/2 connection: its socket, its TLS engine (unless plaintext), its nghttp2
 /// session and its streams, all on one event loop.
 ///
-/// `@unchecked Sendable`: every mutable property is read and written on `loop` only; other
-/// threads (handler tasks) reach the connection solely through `loop.execute`.
-final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, ServerCallConnection, @unchecked Sendable {
+/// Loop-owned: the transport holds it in a ``LoopBound``, and handler tasks reach it through
+/// their stream's ``ServerStream/Handle``, on the loop.
+final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, ServerCallConnection {
     let socket: Socket
     let loop: EventLoop
     let config: HTTP2ServerTransport.Config
@@ -397,9 +397,11 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
             call = accepted
         }
         let id = stream.id
+        let connection = LoopBound(self, loop: loop)
         let accepted = call.accept(
-            on: self, stream: ServerStream.Handle(stream: stream), cancellation: stream.cancellation, peer: peer, now: loop.now,
-            maxMessageBytes: config.rpc.maxMessageBytes, messageRead: { [loop] _ in loop.execute { self.messageRead(stream: id) } }
+            stream: ServerStream.Handle(stream: stream, connection: self), cancellation: stream.cancellation, peer: peer, now: loop.now,
+            maxMessageBytes: config.rpc.maxMessageBytes,
+            messageRead: { _ in connection.loop.execute { connection.value.messageRead(stream: id) } }
         )
         stream.inbound = accepted.inbound
         stream.call = call

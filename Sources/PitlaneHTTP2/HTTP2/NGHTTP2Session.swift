@@ -49,7 +49,9 @@ final class NGHTTP2Session {
 
     /// The session; set once in `init`.
     private(set) var raw: OpaquePointer!
-    /// The connection; it owns the session, so the reference back is unowned.
+    /// The connection; it owns the session, so the reference back is unowned. Unsafe
+    /// rather than checked: nghttp2 calls back several times per frame, and a checked
+    /// `unowned` load is an atomic operation each time.
     unowned(unsafe) var delegate: (any NGHTTP2SessionDelegate)!
     /// The largest header list accepted, counted as RFC 9113 §6.5.2 does (name, value and 32
     /// bytes per field). nghttp2 announces SETTINGS_MAX_HEADER_LIST_SIZE but does not enforce

@@ -12,7 +12,7 @@ import Synchronization
 /// ```
 public final class HTTP2ServerTransport: ListeningServerTransport {
     private struct State {
-        var acceptor: Acceptor?
+        var acceptor: LoopBound<Acceptor>?
         var loops: EventLoopGroup?
         /// Each touched on its own loop only (`LoopBound` checks it in debug builds).
         var connections: [ObjectIdentifier: LoopBound<any ServerConnection>] = [:]
@@ -107,9 +107,10 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             for waiter in waiters { waiter.resume(throwing: error) }
             throw error
         }
-        let acceptor = Acceptor(listener: listener, loop: loops.next(), name: "\(address)") { [weak self] socket in
+        let acceptorLoop = loops.next()
+        let acceptor = LoopBound(Acceptor(listener: listener, loop: acceptorLoop, name: "\(address)") { [weak self] socket in
             self?.adopt(socket, on: loops.next(), tls: tls)
-        }
+        }, loop: acceptorLoop)
         let waiters = state.withLock { state in
             state.acceptor = acceptor
             state.loops = loops
@@ -119,13 +120,13 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         }
         for waiter in waiters { waiter.resume(returning: bound) }
 
-        try await acceptor.loop.submit { try acceptor.start() }
+        try await acceptorLoop.submit { try acceptor.value.start() }
 
         // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
         // The loop that hands out RPCs runs on an event loop too, so an RPC accepted on that
         // loop starts there without a thread switch.
         let onLoops = config.eventLoops.runHandlers
-        await withTaskExecutorPreference(onLoops ? acceptor.loop : nil) {
+        await withTaskExecutorPreference(onLoops ? acceptorLoop : nil) {
             await withDiscardingTaskGroup { group in
                 while let work = await accepted.next() {
                     switch work {
@@ -152,7 +153,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             state.shuttingDown = true
             return (state.acceptor, Array(state.connections.values))
         }
-        if let acceptor { acceptor.loop.execute { acceptor.close() } }
+        acceptor?.execute { $0.close() }
         for connection in connections {
             connection.execute { $0.drain() }
         }
@@ -177,7 +178,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                 return state.acceptor
             }
             // A descriptor is free: an acceptor paused for want of them tries again now.
-            acceptor?.descriptorFreed()
+            acceptor?.execute { $0.descriptorFreed() }
             self.finishIfDrained()
         }
         let accept: RPCAcceptor = { [accepted] stream, context, cancellation in
@@ -236,13 +237,14 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
                 onClose: onClose
             )
         }
+        let bound = LoopBound(connection, loop: loop)
         let admitted = state.withLock { state in
             guard !state.shuttingDown else { return false }
-            state.connections[ObjectIdentifier(connection)] = LoopBound(connection, loop: loop)
+            state.connections[ObjectIdentifier(connection)] = bound
             return true
         }
         guard admitted else { return socket.close() }
-        loop.execute {
+        bound.execute { connection in
             do {
                 try connection.start()
             } catch {

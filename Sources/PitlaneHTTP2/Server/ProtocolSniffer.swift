@@ -2,8 +2,8 @@
 /// with the 24-byte client preface (`PRI * HTTP/2.0…`), which no HTTP/1.1 request line
 /// can. The connection is then handed to its kind with the bytes read so far (at most 24).
 ///
-/// `@unchecked Sendable`: used on `loop` only.
-final class ProtocolSniffer: FileDescriptorHandler, ServerConnection, @unchecked Sendable {
+/// Loop-owned: other threads hold it in a ``LoopBound``.
+final class ProtocolSniffer: FileDescriptorHandler, ServerConnection {
     enum Verdict {
         case http2
         case http1
@@ -13,7 +13,7 @@ final class ProtocolSniffer: FileDescriptorHandler, ServerConnection, @unchecked
     let loop: EventLoop
     private let timeout: Duration
     private let decided: (ProtocolSniffer, Verdict, [UInt8]) -> Void
-    private let onClose: @Sendable (any ServerConnection) -> Void
+    private let onClose: (any ServerConnection) -> Void
     private var timer: EventLoop.TimerID?
     private var isDone = false
     /// What the client sent so far.
@@ -23,7 +23,7 @@ final class ProtocolSniffer: FileDescriptorHandler, ServerConnection, @unchecked
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
     init(socket: Socket, loop: EventLoop, timeout: Duration,
-         decided: @escaping (ProtocolSniffer, Verdict, [UInt8]) -> Void, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+         decided: @escaping (ProtocolSniffer, Verdict, [UInt8]) -> Void, onClose: @escaping (any ServerConnection) -> Void) {
         self.socket = socket
         self.loop = loop
         self.timeout = timeout

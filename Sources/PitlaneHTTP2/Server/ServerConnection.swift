@@ -1,6 +1,6 @@
 /// What every accepted connection is to its transport, whichever protocol it speaks (and
 /// before that is known: a ``ProtocolSniffer``, a ``TLSHandshaker``).
-package protocol ServerConnection: AnyObject, Sendable {
+package protocol ServerConnection: AnyObject {
     var loop: EventLoop { get }
     /// Registers with the loop and begins; on the loop.
     func start() throws

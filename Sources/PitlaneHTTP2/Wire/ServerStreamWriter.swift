@@ -1,18 +1,22 @@
 import PitlaneCore
 
-/// How a connection finds the stream a writer writes to, and the stream's outbound queue,
-/// which the writer uses from any thread.
+/// A stream as its response writer carries it on the handler's task: the stream's outbound
+/// queue, which the writer uses from any thread, and the loop-owned connection with what it
+/// needs to find the stream (an id on HTTP/1.1; on HTTP/2 the stream itself, so that a
+/// response part costs no table lookup), which the writer hands back on the loop only.
 package protocol ServerStreamHandle: Sendable {
+    associatedtype Connection: ServerCallConnection where Connection.StreamHandle == Self
     var outbound: StreamOutbound { get }
+    /// The connection's loop.
+    var loop: EventLoop { get }
+    /// The connection; on `loop` only.
+    var connection: Connection { get }
 }
 
 /// A server connection as a handler's writer sees it, whichever HTTP version it speaks:
-/// each call is made on `loop`, for the stream the writer was given.
-package protocol ServerCallConnection: AnyObject, Sendable {
-    /// How the connection finds the writer's stream: an id with the queue (HTTP/1.1), or
-    /// (HTTP/2) the stream itself, so that a response part costs no table lookup.
+/// each call is made on the connection's loop, for the stream the writer was given.
+package protocol ServerCallConnection: AnyObject {
     associatedtype StreamHandle: ServerStreamHandle
-    var loop: EventLoop { get }
     func sendResponseHeaders(stream: StreamHandle, metadata: Metadata)
     /// A response message, already framed by the call's ``ResponseMessageEncoder``.
     func queueMessage(stream: StreamHandle, encoded: BodyBytes)
@@ -24,30 +28,28 @@ package protocol ServerCallConnection: AnyObject, Sendable {
 /// A handler's response writer: each part goes to the connection's loop, in order, and the
 /// writer waits while the stream's queued bytes are above the window. Small enough (HTTP/2:
 /// 18 bytes) to sit inline in its `RPCWriter.Closable`, with no box per RPC.
-package struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPCWriterProtocol {
-    package let connection: Connection
-    package let stream: Connection.StreamHandle
+package struct ServerStreamWriter<Stream: ServerStreamHandle>: ClosableRPCWriterProtocol {
+    package let stream: Stream
     /// Frames (and compresses) messages for the call's protocol.
     package let encoder: ResponseMessageEncoder
 
     private var outbound: StreamOutbound { stream.outbound }
 
     package func write(_ part: RPCResponsePart) async throws {
-        let connection = self.connection
         let stream = self.stream
         switch part {
         case .metadata(let metadata):
             try await outbound.enqueue(0) {
-                onLoop { connection.sendResponseHeaders(stream: stream, metadata: metadata) }
+                onLoop { stream.connection.sendResponseHeaders(stream: stream, metadata: metadata) }
             }
         case .message(let bytes, let flags):
             let (encoded, wireBytes) = try encoder.encode(bytes, flags: flags)
             try await outbound.enqueue(encoded.count, wireBytes: wireBytes) {
-                onLoop { connection.queueMessage(stream: stream, encoded: encoded) }
+                onLoop { stream.connection.queueMessage(stream: stream, encoded: encoded) }
             }
         case .status(let status, let trailers):
             try await outbound.enqueue(0) {
-                onLoop { connection.sendStatus(stream: stream, status: status, trailers: trailers) }
+                onLoop { stream.connection.sendStatus(stream: stream, status: status, trailers: trailers) }
             }
         }
     }
@@ -58,21 +60,19 @@ package struct ServerStreamWriter<Connection: ServerCallConnection>: ClosableRPC
               case let (encoded, wireBytes)? = try? encoder.encode(bytes, flags: flags),
               outbound.tryEnqueue(encoded.count, wireBytes: wireBytes)
         else { return false }
-        let connection = self.connection
         let stream = self.stream
-        onLoop { connection.queueMessage(stream: stream, encoded: encoded) }
+        onLoop { stream.connection.queueMessage(stream: stream, encoded: encoded) }
         return true
     }
 
     package func finish(throwing error: (any Error)?) async {
         guard error != nil else { return }
-        let connection = self.connection
         let stream = self.stream
-        onLoop { connection.abandon(stream: stream) }
+        onLoop { stream.connection.abandon(stream: stream) }
     }
 
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
-        outbound.onLoop(connection.loop, body)
+        outbound.onLoop(stream.loop, body)
     }
 }
 
@@ -85,12 +85,12 @@ package struct AcceptedCall {
 }
 
 extension ServerCall {
-    /// Builds the core's streams for this call on `connection`'s stream `handle`: the request's
+    /// Builds the core's streams for this call on the stream `handle`: the request's
     /// metadata (and a GET's message) already in, the writer framing for the protocol, the
     /// deadline from the head. `messageRead` runs on any thread as the handler takes
     /// `bytes` of request messages.
-    package func accept<Connection: ServerCallConnection>(
-        on connection: Connection, stream handle: Connection.StreamHandle, cancellation: RPCCancellationHandle,
+    package func accept(
+        stream handle: some ServerStreamHandle, cancellation: RPCCancellationHandle,
         peer: String, now: ContinuousClock.Instant, maxMessageBytes: Int,
         messageRead: @escaping @Sendable (_ bytes: Int) -> Void
     ) -> AcceptedCall {
@@ -110,7 +110,7 @@ extension ServerCall {
         }
         let rpc = ServerRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(stream: inbound),
-            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(connection: connection, stream: handle, encoder: encoder)),
+            outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(stream: handle, encoder: encoder)),
             wireCounts: outbound
         )
         let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,

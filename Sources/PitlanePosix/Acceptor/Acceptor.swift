@@ -3,9 +3,8 @@
 /// open connections carry on, the loop does not spin, and a descriptor freed by a connection
 /// that closes (``descriptorFreed()``) resumes it at once.
 ///
-/// `@unchecked Sendable`: its socket and state are used on `loop` only; other threads reach
-/// it through `loop.execute`.
-package final class Acceptor: FileDescriptorHandler, @unchecked Sendable {
+/// Loop-owned: other threads hold it in a ``LoopBound``.
+package final class Acceptor: FileDescriptorHandler {
     package let listener: Socket
     package let loop: EventLoop
     /// The listener's name in log lines.
@@ -43,12 +42,10 @@ package final class Acceptor: FileDescriptorHandler, @unchecked Sendable {
     }
 
     /// A connection of the server's closed, freeing a descriptor: a paused acceptor tries
-    /// again now. Safe from any thread.
+    /// again now; on the loop.
     package func descriptorFreed() {
-        loop.execute { [self] in
-            guard backoff.shouldRetry() else { return }
-            retry()
-        }
+        guard backoff.shouldRetry() else { return }
+        retry()
     }
 
     private func pause(after error: SocketError) {

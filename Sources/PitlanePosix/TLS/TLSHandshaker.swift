@@ -4,8 +4,8 @@
 /// (a transport's `onTLSHandshakeFailure`), its alert sent, and the socket
 /// closed; one that does not finish within `timeout` is closed.
 ///
-/// `@unchecked Sendable`: used on `loop` only.
-package final class TLSHandshaker: FileDescriptorHandler, @unchecked Sendable {
+/// Loop-owned: other threads hold it in a ``LoopBound``.
+package final class TLSHandshaker: FileDescriptorHandler {
     package let socket: Socket
     package let loop: EventLoop
     private let engine: TLSEngine
@@ -13,14 +13,14 @@ package final class TLSHandshaker: FileDescriptorHandler, @unchecked Sendable {
     private let timeout: Duration
     private let onFailure: ((String, TLSError) -> Void)?
     private let decided: (TLSHandshaker, TLSEngine) -> Void
-    private let onClose: @Sendable (TLSHandshaker) -> Void
+    private let onClose: (TLSHandshaker) -> Void
     private var timer: EventLoop.TimerID?
     private var isDone = false
     private var wantsWritable = false
 
     package init(socket: Socket, loop: EventLoop, engine: TLSEngine, peer: String, timeout: Duration,
          onFailure: ((String, TLSError) -> Void)?, decided: @escaping (TLSHandshaker, TLSEngine) -> Void,
-         onClose: @escaping @Sendable (TLSHandshaker) -> Void) {
+         onClose: @escaping (TLSHandshaker) -> Void) {
         self.socket = socket
         self.loop = loop
         self.engine = engine

@@ -40,6 +40,8 @@ final class HTTP1Parser {
 
     private let parser: UnsafeMutablePointer<http_parser>
     private let maxHeaderBytes: Int
+    /// The connection, which owns the parser: unowned, and unchecked as nghttp2's session's
+    /// is, since every header field calls back.
     unowned(unsafe) var delegate: (any HTTP1ParserDelegate)!
     /// Set by a callback that stopped the parser.
     private(set) var failure: Failure?
@@ -72,7 +74,7 @@ final class HTTP1Parser {
     func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> Int {
         guard !isPaused else { return 0 }
         let taken = bytes.withMemoryRebound(to: CChar.self) { chars in
-            http_parser_execute(parser, Self.settings, chars.baseAddress, chars.count)
+            withUnsafePointer(to: Self.settings) { http_parser_execute(parser, $0, chars.baseAddress, chars.count) }
         }
         let errno = http_errno(rawValue: parser.pointee.http_errno)
         if errno == HPE_PAUSED { return taken }
@@ -89,7 +91,7 @@ final class HTTP1Parser {
     /// The end of the connection's input: a request cut short is malformed.
     func finish() throws(Failure) {
         guard isInsideRequest else { return }
-        _ = http_parser_execute(parser, Self.settings, nil, 0)
+        _ = withUnsafePointer(to: Self.settings) { http_parser_execute(parser, $0, nil, 0) }
         throw .malformed("the connection ended inside a request")
     }
 
@@ -130,8 +132,7 @@ final class HTTP1Parser {
     }
 
     /// The callbacks, shared by every parser and never changed once made.
-    nonisolated(unsafe) private static let settings: UnsafeMutablePointer<http_parser_settings> = {
-        let pointer = UnsafeMutablePointer<http_parser_settings>.allocate(capacity: 1)
+    private static let settings: http_parser_settings = {
         var settings = http_parser_settings()
         http_parser_settings_init(&settings)
         settings.on_message_begin = { parser in
@@ -189,7 +190,6 @@ final class HTTP1Parser {
             owner.delegate.parserCompletedRequest()
             return 0
         }
-        pointer.initialize(to: settings)
-        return pointer
+        return settings
     }()
 }

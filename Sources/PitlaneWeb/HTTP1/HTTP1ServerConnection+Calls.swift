@@ -35,10 +35,14 @@ final class HTTP1Exchange {
     }
 
     /// How a handler's writer names this exchange: its id (the connection serves one at a
-    /// time, so a writer left from an earlier one matches nothing), and its outbound queue.
+    /// time, so a writer left from an earlier one matches nothing), its outbound queue, and
+    /// the connection.
     struct Handle: ServerStreamHandle {
         let id: Int32
         let outbound: StreamOutbound
+        let bound: LoopBound<HTTP1ServerConnection>
+        var loop: EventLoop { bound.loop }
+        var connection: HTTP1ServerConnection { bound.value }
     }
 }
 
@@ -57,9 +61,11 @@ extension HTTP1ServerConnection {
             call = accepted
         }
         let id = exchange.id
+        let connection = LoopBound(self, loop: loop)
         let accepted = call.accept(
-            on: self, stream: HTTP1Exchange.Handle(id: id, outbound: exchange.outbound), cancellation: exchange.cancellation, peer: peer, now: loop.now,
-            maxMessageBytes: config.rpc.maxMessageBytes, messageRead: { [loop] bytes in loop.execute { self.messageRead(stream: id, bytes: bytes) } }
+            stream: HTTP1Exchange.Handle(id: id, outbound: exchange.outbound, bound: connection), cancellation: exchange.cancellation,
+            peer: peer, now: loop.now, maxMessageBytes: config.rpc.maxMessageBytes,
+            messageRead: { bytes in connection.loop.execute { connection.value.messageRead(stream: id, bytes: bytes) } }
         )
         exchange.inbound = accepted.inbound
         exchange.call = call

@@ -9,9 +9,8 @@ import PitlaneCore
 /// `connection: close`; the connection then stops writing, reads what the client still
 /// sends for a moment so that the response is not lost to a reset, and closes.
 ///
-/// `@unchecked Sendable`: every mutable property is used on `loop` only; handler tasks
-/// reach the connection through `loop.execute`.
-final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, ServerCallConnection, @unchecked Sendable {
+/// Loop-owned: the transport holds it in a ``LoopBound``, and so do its handlers' writers.
+final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, ServerCallConnection {
     let socket: Socket
     let loop: EventLoop
     /// The transport's configuration: stream window and message limits.
@@ -134,7 +133,7 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
     /// The response is written (queued) and the request read: on to the next request, or
     /// close. Runs as its own loop task, never inside a parser callback.
     func finishExchange() {
-        loop.execute { [self] in
+        loop.executeLater { [self] in
             guard let exchange, exchange.responseComplete, exchange.requestComplete || closeAfterResponse else { return }
             self.exchange = nil
             guard phase == .open else { return }
@@ -152,7 +151,7 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
         guard readingPaused, phase == .open, unparsed.count <= limits.maxHeaderBytes else { return }
         readingPaused = false
         updateInterest()
-        loop.execute { [self] in readable() }
+        loop.executeLater { [self] in readable() }
     }
 
     // MARK: Parsing

@@ -18,9 +18,9 @@ public final class WebSocket: Sendable {
     /// connection fails (an error).
     public let messages: BufferedStream<WebSocketMessage>
     private let outbound: StreamOutbound
-    private let connection: WebSocketConnection
+    private let connection: LoopBound<WebSocketConnection>
 
-    init(path: String, peer: String, requestHeaders: [(name: String, value: String)], connection: WebSocketConnection,
+    init(path: String, peer: String, requestHeaders: [(name: String, value: String)], connection: LoopBound<WebSocketConnection>,
          messages: BufferedStream<WebSocketMessage>, outbound: StreamOutbound) {
         self.path = path
         self.peer = peer
@@ -35,7 +35,7 @@ public final class WebSocket: Sendable {
     public func send(_ message: WebSocketMessage) async throws {
         do {
             try await outbound.enqueue(message.byteCount) {
-                connection.loop.execute { [connection] in connection.queue(message) }
+                connection.loop.execute { [connection] in connection.value.queue(message) }
             }
         } catch let error as RPCError {
             throw WebSocketClosed(reason: error.message)
@@ -50,7 +50,7 @@ public final class WebSocket: Sendable {
     /// Starts the close handshake with `code` and `reason` (at most 123 bytes of UTF-8);
     /// `messages` ends once the client answers, or after ``WebSocketLimits/closeTimeout``.
     public func close(_ code: WebSocketCloseCode = .normalClosure, reason: String = "") {
-        connection.loop.execute { [connection] in connection.close(code, reason: reason) }
+        connection.execute { $0.close(code, reason: reason) }
     }
 }
 

@@ -8,16 +8,15 @@ import PitlaneCore
 /// ``WebSocket/send(_:)`` waits while ``WebSocketLimits/outboundHighWatermark`` bytes wait
 /// for the client.
 ///
-/// `@unchecked Sendable`: every mutable property is used on `loop` only; the handler's task
-/// reaches the connection through `loop.execute`.
-final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayContextDelegate, @unchecked Sendable {
+/// Loop-owned: the transport and the handler's ``WebSocket`` hold it in a ``LoopBound``.
+final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayContextDelegate {
     let socket: Socket
     let loop: EventLoop
     let peer: String
     private let channel: ByteChannel
     private let limits: WebSocketLimits
     private let wslay: WSLayContext
-    private let onClose: @Sendable (any ServerConnection) -> Void
+    private let onClose: (any ServerConnection) -> Void
     private let inbound: BufferedStream<WebSocketMessage>
     private let outbound: StreamOutbound
     /// The 101 response, written before any frame.
@@ -54,7 +53,7 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
     private(set) var webSocket: WebSocket!
 
     init(socket: Socket, loop: EventLoop, tls: TLSEngine?, peer: String, head: HTTPRequestHead, limits: WebSocketLimits,
-         handshakeResponse: [UInt8], receivedAlready: [UInt8], onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+         handshakeResponse: [UInt8], receivedAlready: [UInt8], onClose: @escaping (any ServerConnection) -> Void) {
         self.socket = socket
         self.loop = loop
         self.peer = peer
@@ -64,19 +63,19 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         self.receivedAlready = receivedAlready
         channel = ByteChannel(socket: socket, tls: tls)
         wslay = WSLayContext(maxMessageBytes: limits.maxMessageBytes)
-        let owner = WeakOwner()
-        inbound = BufferedStream(highWatermark: limits.maxUnreadBytes, sizeOf: { $0.byteCount }) { [loop] bytes in
-            loop.execute { owner.connection?.handlerRead(bytes) }
+        let owner = LoopBound(WeakOwner(), loop: loop)
+        inbound = BufferedStream(highWatermark: limits.maxUnreadBytes, sizeOf: { $0.byteCount }) { bytes in
+            owner.loop.execute { owner.value.connection?.handlerRead(bytes) }
         }
         outbound = StreamOutbound(highWatermark: limits.outboundHighWatermark)
-        owner.connection = self
+        owner.value.connection = self
         wslay.delegate = self
-        webSocket = WebSocket(path: head.path, peer: peer, requestHeaders: head.headers, connection: self,
+        webSocket = WebSocket(path: head.path, peer: peer, requestHeaders: head.headers, connection: LoopBound(self, loop: loop),
                               messages: inbound, outbound: outbound)
     }
 
     /// Lets the inbound stream's consumer reach the connection without keeping it alive.
-    private final class WeakOwner: @unchecked Sendable {
+    private final class WeakOwner {
         weak var connection: WebSocketConnection?
     }
 

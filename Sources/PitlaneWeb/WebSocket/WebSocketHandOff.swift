@@ -23,14 +23,17 @@ struct WebSocketHandOff {
     /// Runs `handler` as a server task; false when the server takes no more work (it is
     /// shutting down).
     func run(_ connection: WebSocketConnection, _ handler: @escaping WebSocketEndpoint.Handler) -> Bool {
-        accepted.run(connection.loop) { await Self.serve(connection, handler) }
+        let webSocket = connection.webSocket!
+        let bound = LoopBound(connection, loop: connection.loop)
+        return accepted.run(connection.loop) { await Self.serve(webSocket, bound, handler) }
     }
 
     /// Runs a WebSocket connection's handler; apart so that its frame is not part of every
     /// server task's.
     @inline(never)
-    private static func serve(_ connection: WebSocketConnection, _ handler: WebSocketEndpoint.Handler) async {
-        let finished = (try? await handler(connection.webSocket)) != nil
-        connection.loop.execute { connection.handlerEnded(failed: !finished) }
+    private static func serve(_ webSocket: WebSocket, _ connection: LoopBound<WebSocketConnection>,
+                              _ handler: WebSocketEndpoint.Handler) async {
+        let finished = (try? await handler(webSocket)) != nil
+        connection.execute { $0.handlerEnded(failed: !finished) }
     }
 }
