@@ -28,11 +28,13 @@ public struct ServerTransportContext: Sendable {
     /// the connection is lost or the deadline passes; it becomes the handler's
     /// ``ServerContext/cancellation``.
     public var cancellation: RPCCancellationHandle
-    /// How the request's messages are written, and the response's must be: the binary
-    /// format unless the client chose JSON (Connect's `json` codec).
+    /// How the request's messages are written, and the response's must be, as the request's
+    /// content type chose: the binary format, or JSON (Connect's `json`, gRPC's
+    /// `application/grpc+json`). The router picks the method's handler for it.
     public var codec: MessageCodec
-    /// The request came as an HTTP GET (Connect's cacheable unary calls): only a method whose
-    /// ``IdempotencyLevel`` is `.noSideEffects` may serve it.
+    /// The request arrived in a form that must not change anything: an HTTP GET (Connect's
+    /// cacheable unary calls), or any request a transport cannot protect from replay (TLS
+    /// early data). Only a method whose ``IdempotencyLevel`` is `.noSideEffects` serves it.
     public var requiresNoSideEffects: Bool
 
     public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),

@@ -6,6 +6,10 @@ import PitlaneCore
 package struct GRPCServerWire: ServerWire {
     package var holdsHeadUntilEnd: Bool { false }
 
+    /// None beyond those ``Metadata`` keeps out of every call's metadata (`grpc-*`, `te`,
+    /// `content-type`).
+    package func isProtocolHeader(_ name: String) -> Bool { false }
+
     /// The content types that are gRPC over HTTP/2 (Pitlane's codec for them is protobuf).
     static let contentTypes: Set<String> = ["application/grpc", "application/grpc+proto"]
 

@@ -83,26 +83,22 @@ package struct ServerCall {
 
     /// The head's application headers as the handler's metadata.
     package mutating func takeMetadata(from head: HTTPRequestHead) {
-        for header in head.headers where !Self.isProtocolHeader(header.name) {
+        for header in head.headers where !Self.isHTTPHeader(header.name) && !wire.isProtocolHeader(header.name) {
             metadata.addHeaderField(name: header.name, value: header.value)
         }
     }
 
-    /// Headers that belong to HTTP or to a protocol rather than to the application. Told
-    /// apart by first letter, so a usual request's headers cost a comparison or two each.
-    private static func isProtocolHeader(_ name: String) -> Bool {
+    /// Headers that belong to HTTP rather than to the application. Told apart by first
+    /// letter, so a usual request's headers cost a comparison or two each.
+    private static func isHTTPHeader(_ name: String) -> Bool {
         switch name.utf8.first {
-        case UInt8(ascii: "a"): name.hasPrefix("access-control-") || name == "accept" || name == "accept-encoding"
-        case UInt8(ascii: "c"): name.hasPrefix("connect-") || name == "content-encoding"
+        case UInt8(ascii: "a"): name == "accept" || name == "accept-encoding"
+        case UInt8(ascii: "c"): name == "content-encoding"
         case UInt8(ascii: "e"): name == "expect"
         case UInt8(ascii: "k"): name == "keep-alive"
-        case UInt8(ascii: "o"): name == "origin"
         case UInt8(ascii: "p"): name == "proxy-connection"
-        case UInt8(ascii: "r"): name == "referer"
-        case UInt8(ascii: "s"): name == "sec-fetch-mode" || name == "sec-fetch-site" || name == "sec-fetch-dest"
         case UInt8(ascii: "t"): name == "transfer-encoding"
         case UInt8(ascii: "u"): name == "upgrade"
-        case UInt8(ascii: "x"): name == "x-grpc-web" || name == "x-user-agent"
         default: false
         }
     }

@@ -10,6 +10,11 @@ package protocol ServerWire: Sendable {
     /// message are then held until ``responseEnd(_:trailers:progress:compression:_:)``.
     var holdsHeadUntilEnd: Bool { get }
 
+    /// Whether a request header (`name`, in lowercase) is the protocol's own, not the
+    /// application's metadata. HTTP's own (`accept-encoding`, `upgrade`, ...) are told apart
+    /// by the call already.
+    func isProtocolHeader(_ name: String) -> Bool
+
     /// The head of a response that has not failed (so far): HTTP status 200, the content type
     /// and protocol headers first, then `metadata`, then `extra`.
     func responseHead(metadata: Metadata, extra: [(name: String, value: String)], compression: CompressionAlgorithm?) -> HTTPResponseHead

@@ -18,6 +18,19 @@ struct WebServerWire: ServerWire {
         return false
     }
 
+    /// Connect's and gRPC-Web's headers, CORS and the browser's own.
+    func isProtocolHeader(_ name: String) -> Bool {
+        switch name.utf8.first {
+        case UInt8(ascii: "a"): name.hasPrefix("access-control-")
+        case UInt8(ascii: "c"): name.hasPrefix("connect-")
+        case UInt8(ascii: "o"): name == "origin"
+        case UInt8(ascii: "r"): name == "referer"
+        case UInt8(ascii: "s"): name == "sec-fetch-mode" || name == "sec-fetch-site" || name == "sec-fetch-dest"
+        case UInt8(ascii: "x"): name == "x-grpc-web" || name == "x-user-agent"
+        default: false
+        }
+    }
+
     func responseHead(metadata: Metadata, extra: [(name: String, value: String)], compression: CompressionAlgorithm?) -> HTTPResponseHead {
         head(status: 200, metadata: metadata, extra: extra, compression: compression)
     }
