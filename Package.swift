@@ -199,8 +199,18 @@ let package = Package(
         ),
         .testTarget(
             name: "OrdersTests",
-            dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "orders-server", "orders",
-                           "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]
+            dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "ServiceHarness",
+                           "orders-server", "orders", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]
+        ),
+        .testTarget(
+            name: "LiveChatTests",
+            dependencies: ["LiveChat", "Orders", "PitlaneCore", "PitlaneHTTP2", "TestSupport", "ServiceHarness", "orders-server"]
+        ),
+        // The orders server as the services' tests start it (it serves the chat rooms too).
+        .target(
+            name: "ServiceHarness",
+            dependencies: ["Orders", "LiveChat", "PitlaneCore", "PitlaneHTTP2", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres", "TestSupport"],
+            path: "Tests/ServiceHarness"
         ),
         .testTarget(
             name: "PitlaneObservabilityTests",

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceHarness
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import Orders
 import PitlaneCore
 import PitlaneHTTP2
 import PitlaneHealth
+import ServiceHarness
 import TestSupport
 import Testing
 

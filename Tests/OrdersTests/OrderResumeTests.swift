@@ -2,6 +2,7 @@ import Foundation
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import ServiceHarness
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Orders
 import PitlaneCore
 import Synchronization
+import ServiceHarness
 import TestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Orders
 import PitlaneCore
+import ServiceHarness
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Orders
 import PitlaneCore
+import ServiceHarness
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import LiveChat
 import Orders
 import PitlaneCore
 import PitlaneSQL
+import ServiceHarness
 import TestSupport
 import Testing
 

@@ -3,10 +3,9 @@ import LiveChat
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import ServiceHarness
 import TestSupport
 import Testing
-
-typealias ChatClient = Chat_V1_ChatRoom.Client<HTTP2ClientTransport>
 
 /// The chat rooms on the real `orders-server`.
 @Suite("orders-server: chat", .timeLimit(.minutes(5)))
@@ -174,101 +173,5 @@ struct ChatTests {
         // The slow one reads what was queued, then the status.
         let error = await rpcError { while try await slow.mailbox.next() != nil {} }
         #expect(error?.code == .resourceExhausted && error?.message.contains("behind") == true)
-    }
-}
-
-@Suite("OrderLog, OrderFeed, Mailbox", .timeLimit(.minutes(5)))
-struct MailboxTests {
-    @Test("group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone",
-          arguments: TestBackend.allCases)
-    func groupCommit(backend: TestBackend) async throws {
-        let directory = try TemporaryDirectory()
-        defer { withExtendedLifetime(directory) {} }
-        let database = try await backend.makeDatabase(in: directory)
-        let log = try OrderLog(database: database)
-        for order in ["a", "b"] { _ = try await log.createOrder(id: order, customerID: "c", etaDisplay: "") }
-        let results = try await withThrowingTaskGroup(of: (String, Result<Int64, RPCError>).self) { group in
-            for index in 0..<300 {
-                let order = ["a", "b", "missing"][index % 3]
-                group.addTask {
-                    do {
-                        let logged = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: order)
-                        return (order, .success(logged.sequence))
-                    } catch let error as RPCError {
-                        return (order, .failure(error))
-                    }
-                }
-            }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
-        for order in ["a", "b"] {
-            let sequences = results.filter { $0.0 == order }.compactMap { try? $0.1.get() }.sorted()
-            #expect(sequences == Array(1...100))
-            #expect(try await log.updates(of: order, after: 0, limit: 1_000).map(\.sequence) == Array(1...100))
-        }
-        #expect(results.filter { $0.0 == "missing" }.allSatisfy { if case .failure(let error) = $0.1 { error.code == .notFound } else { false } })
-        // The epoch and the log survive reopening.
-        let reopened = try OrderLog(database: database)
-        #expect(reopened.epoch == log.epoch)
-        #expect(try await reopened.header(of: "a")?.lastSequence == 100)
-    }
-
-    @Test("a mailbox over its limit ends its reader with the overflow error; one within it delivers in order")
-    func overflow() async throws {
-        let mailbox = BoundedMailbox<Int>(limit: 3) { RPCError(code: .resourceExhausted, message: "behind by \($0)") }
-        for value in 1...3 { #expect(mailbox.offer(value)) }
-        #expect(try await mailbox.next() == 1)
-        #expect(mailbox.offer(4))  // 2, 3, 4 wait
-        #expect(!mailbox.offer(5))
-        let error = await rpcError { _ = try await mailbox.next() }
-        #expect(error?.message == "behind by 3")
-        #expect(!mailbox.offer(6))
-    }
-
-    @Test("age retention: updates older than maxAge are pruned; resuming before them is OUT_OF_RANGE, from the latest is fine",
-          arguments: TestBackend.allCases)
-    func ageRetention(backend: TestBackend) async throws {
-        let directory = try TemporaryDirectory()
-        defer { withExtendedLifetime(directory) {} }
-        let database = try await backend.makeDatabase(in: directory)
-        let log = try OrderLog(database: database, retention: .init(maxUpdatesPerOrder: 1_000, maxAge: .nanoseconds(1)))
-        _ = try await log.createOrder(id: "o", customerID: "c", etaDisplay: "")
-        var published: [LoggedUpdate] = []
-        for index in 0..<3 { published.append(try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o")) }
-        let error = await #expect(throws: RPCError.self) { try await log.startSequence(for: "o", since: published[0].message.updateID) }
-        #expect(error?.code == .outOfRange && error?.message.contains("GetOrder") == true)
-        #expect(try await log.startSequence(for: "o", since: published[2].message.updateID) == 3)
-        #expect(try await log.header(of: "o")?.prunedThrough == 3)
-        #expect(try await log.snapshot(of: "o")?.etaDisplay == "2")
-    }
-
-    @Test("a watcher too far behind the feed is ended with RESOURCE_EXHAUSTED; the feed forgets it", arguments: TestBackend.allCases)
-    func slowWatcher(backend: TestBackend) async throws {
-        let feed = OrderFeed(bufferLimit: 4)
-        let directory = try TemporaryDirectory()
-        defer { withExtendedLifetime(directory) {} }
-        let log = try OrderLog(database: try await backend.makeDatabase(in: directory))
-        _ = try await log.createOrder(id: "o", customerID: "c", etaDisplay: "")
-        let subscription = feed.subscribe(to: "o")
-        for index in 0..<6 {
-            _ = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") { feed.deliver($0, for: "o") }
-        }
-        let error = await rpcError { while try await subscription.next() != nil {} }
-        #expect(error?.code == .resourceExhausted && error?.message.contains("resume") == true)
-        feed.unsubscribe(subscription)
-        #expect(feed.subscriberCount(of: "o") == 0)
-    }
-
-    @Test("full-jitter backoff stays under its exponential ceiling and its cap")
-    func backoff() {
-        let backoff = ReconnectBackoff(initial: .milliseconds(100), multiplier: 2, maximum: .seconds(1))
-        #expect(backoff.ceiling(attempt: 1) == .milliseconds(100))
-        #expect(backoff.ceiling(attempt: 3) == .milliseconds(400))
-        #expect(backoff.ceiling(attempt: 30) == .seconds(1))
-        var generator = SystemRandomNumberGenerator()
-        for attempt in 1...10 {
-            let delay = backoff.delay(attempt: attempt, using: &generator)
-            #expect(delay >= .zero && delay <= backoff.ceiling(attempt: attempt))
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveChat
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
@@ -7,26 +8,27 @@ import PitlaneSQL
 import PitlaneSQLite
 import TestSupport
 
-typealias OrdersClient = Orders_V1_OrderTracking.Client<HTTP2ClientTransport>
+package typealias OrdersClient = Orders_V1_OrderTracking.Client<HTTP2ClientTransport>
+package typealias ChatClient = Chat_V1_ChatRoom.Client<HTTP2ClientTransport>
 
 /// The built `orders-server` on a fresh database (an SQLite file in a temporary directory, or a
 /// database of its own on the test PostgreSQL server), restartable on the same port (after a
 /// SIGTERM or a `kill -9`) and database.
-final class OrdersServer: Sendable {
-    static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let executable = root.appending(path: ".build/debug/orders-server").path
-    static let ordersCLI = root.appending(path: ".build/debug/orders").path
+package final class OrdersServer: Sendable {
+    package static let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    package static let executable = root.appending(path: ".build/debug/orders-server").path
+    package static let ordersCLI = root.appending(path: ".build/debug/orders").path
 
-    let directory: TemporaryDirectory
-    let arguments: [String]
+    package let directory: TemporaryDirectory
+    package let arguments: [String]
     private let current: Locked<ServerProcess?>
-    let port: Int
-    let backend: TestBackend
+    package let port: Int
+    package let backend: TestBackend
     /// What `--database` is: the SQLite file or the PostgreSQL URL.
-    let database: String
+    package let database: String
 
     /// Starts a server on `backend`; `arguments` are added to the port and database.
-    init(_ arguments: [String] = [], backend: TestBackend = .sqlite) async throws {
+    package init(_ arguments: [String] = [], backend: TestBackend = .sqlite) async throws {
         directory = try TemporaryDirectory()
         self.arguments = arguments
         self.backend = backend
@@ -38,20 +40,20 @@ final class OrdersServer: Sendable {
 
     /// Stops the server with `signal` (SIGKILL: `kill -9`); returns its exit status and log.
     @discardableResult
-    func stop(signal: Int32 = SIGTERM) async -> (status: Int32, log: String) {
+    package func stop(signal: Int32 = SIGTERM) async -> (status: Int32, log: String) {
         guard let process = current.withLock({ current in defer { current = nil }; return current }) else { return (0, "") }
         return await process.stop(signal: signal)
     }
 
     /// Starts the server again on the same port and database.
-    func restart(_ extraArguments: [String] = []) async throws {
+    package func restart(_ extraArguments: [String] = []) async throws {
         let process = try await ServerProcess.start(
             Self.executable, ["--port", String(port), "--database", database] + arguments + extraArguments)
         current.withLock { $0 = process }
     }
 
     /// The server's database, opened by the test itself (while the server is stopped, say).
-    func openDatabase() throws -> any SQLDatabase {
+    package func openDatabase() throws -> any SQLDatabase {
         switch backend {
         case .sqlite: try SQLiteStore(path: database)
         case .postgres: try PostgresDatabase(settings: PostgresSettings(url: database))
@@ -60,7 +62,7 @@ final class OrdersServer: Sendable {
 
     /// Runs `body` with a new server, stopping it afterwards (also when `body` throws); expects
     /// a clean exit after SIGTERM.
-    static func with<T: Sendable>(_ arguments: [String] = [], backend: TestBackend = .sqlite,
+    package static func with<T: Sendable>(_ arguments: [String] = [], backend: TestBackend = .sqlite,
                                   _ body: (OrdersServer) async throws -> T) async throws -> T {
         let server = try await OrdersServer(arguments, backend: backend)
         do {
@@ -74,7 +76,7 @@ final class OrdersServer: Sendable {
         }
     }
 
-    func transport() throws -> HTTP2ClientTransport {
+    package func transport() throws -> HTTP2ClientTransport {
         var config = HTTP2ClientTransport.Config.defaults
         config.backoff.initial = .milliseconds(20)
         config.backoff.maximum = .milliseconds(200)
@@ -82,19 +84,19 @@ final class OrdersServer: Sendable {
     }
 
     /// Runs `body` with a client that authenticates with `token` (none when nil).
-    func withClient<T: Sendable>(token: String?, _ body: (GRPCClient<HTTP2ClientTransport>) async throws -> T) async throws -> T {
+    package func withClient<T: Sendable>(token: String?, _ body: (GRPCClient<HTTP2ClientTransport>) async throws -> T) async throws -> T {
         let interceptors: [any ClientInterceptor] = token.map { [BearerTokenClientInterceptor(token: $0)] } ?? []
         return try await withGRPCClient(transport: try transport(), interceptors: interceptors, handleClient: body)
     }
 
-    func withOrders<T: Sendable>(token: String?, _ body: (OrdersClient) async throws -> T) async throws -> T {
+    package func withOrders<T: Sendable>(token: String?, _ body: (OrdersClient) async throws -> T) async throws -> T {
         try await withClient(token: token) { try await body(OrdersClient(wrapping: $0)) }
     }
 }
 
 extension OrdersClient {
     /// Publishes a timeline event titled `title`.
-    func publish(_ title: String, to orderID: String, options: CallOptions = .defaults) async throws -> OrderUpdate {
+    package func publish(_ title: String, to orderID: String, options: CallOptions = .defaults) async throws -> OrderUpdate {
         try await publishUpdate(.with {
             $0.orderID = orderID
             $0.timelineEvent = .with { $0.id = title; $0.title = title }
@@ -102,7 +104,7 @@ extension OrdersClient {
     }
 
     /// Watches `orderID` from `since` until `count` updates came (or the stream ended).
-    func collect(_ orderID: String, since: String, count: Int) async throws -> [OrderUpdate] {
+    package func collect(_ orderID: String, since: String, count: Int) async throws -> [OrderUpdate] {
         try await watchOrder(.with { $0.orderID = orderID; $0.sinceUpdateID = since }) { response in
             var updates: [OrderUpdate] = []
             guard count > 0 else { return updates }
@@ -117,14 +119,14 @@ extension OrdersClient {
 
 extension OrderUpdate {
     /// The title of a timeline event (what the tests publish).
-    var title: String {
+    package var title: String {
         if case .timelineEvent(let event) = event { return event.title }
         return ""
     }
 }
 
 /// The error `body` fails with, as an `RPCError`.
-func rpcError(_ body: () async throws -> Void) async -> RPCError? {
+package func rpcError(_ body: () async throws -> Void) async -> RPCError? {
     do {
         try await body()
         return nil
@@ -135,7 +137,7 @@ func rpcError(_ body: () async throws -> Void) async -> RPCError? {
 
 /// Where two sequences first differ, described briefly; nil when they are equal (failure
 /// messages stay short for sequences of thousands).
-func firstDifference<T: Equatable>(_ actual: [T], _ expected: [T]) -> String? {
+package func firstDifference<T: Equatable>(_ actual: [T], _ expected: [T]) -> String? {
     guard actual != expected else { return nil }
     let index = zip(actual, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(actual.count, expected.count)
     let got = index < actual.count ? "\(actual[index])" : "the end"
@@ -143,6 +145,6 @@ func firstDifference<T: Equatable>(_ actual: [T], _ expected: [T]) -> String? {
     return "\(actual.count) vs \(expected.count) elements; at \(index): \(got), expected \(wanted)"
 }
 
-struct UncleanExit: Error, CustomStringConvertible {
-    let description: String
+package struct UncleanExit: Error, CustomStringConvertible {
+    package let description: String
 }
