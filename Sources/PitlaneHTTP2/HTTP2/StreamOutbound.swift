@@ -43,6 +43,7 @@ package final class StreamOutbound: Sendable {
     /// writer already runs there (handlers or calls on the event loops) and nothing it wrote
     /// earlier is still on its way, so parts stay in order; otherwise as a task queued on
     /// the loop. The one hop onto the loop for every stream's writer, server and client.
+    @inline(__always)
     package func onLoop(_ loop: EventLoop, _ body: @escaping @Sendable () -> Void) {
         if loop.inEventLoop && hopsInFlight.load(ordering: .acquiring) == 0 {
             return body()

@@ -100,9 +100,7 @@ public final class EventLoop: Sendable {
     /// since it runs on the thread that made it.
     public func executeLater(_ task: @escaping () -> Void) {
         assertInEventLoop()
-        // Sound: the closure never leaves this thread (the assertion above, and the
-        // inbox runs it here).
-        _ = inbox.enqueue(.closure(unsafeBitCast(task, to: (@Sendable () -> Void).self)), fromLoop: true)
+        _ = inbox.enqueue(.closure(task), fromLoop: true)
     }
 
     /// Shuts the loop down and returns once its thread has ended. Safe from any thread but the

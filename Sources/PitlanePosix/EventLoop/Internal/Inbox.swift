@@ -3,8 +3,13 @@ import Synchronization
 
 /// Work queued on a loop: a closure, or a Swift task's job, queued as it is (a closure around
 /// it would be an allocation for every hop of every task that runs on the loop).
-enum LoopTask: Sendable {
-    case closure(@Sendable () -> Void)
+///
+/// `@unchecked Sendable`: a closure is either `Sendable` (``EventLoop/execute(_:)`` demands
+/// it) or queued by the loop for itself (``EventLoop/executeLater(_:)``, which asserts that)
+/// and run on the same thread. One case for both: a closure that only lost its `@Sendable`
+/// costs nothing, where wrapping one costs an allocation per hop.
+enum LoopTask: @unchecked Sendable {
+    case closure(() -> Void)
     case job(UnownedJob)
 }
 
