@@ -16,9 +16,9 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
     /// Connecting, handshaking, ready, draining, closed; see ``ClientConnectionStateMachine``.
     private var lifecycle = ClientConnectionStateMachine()
     private var streams = StreamTable<ClientStream>()
-    var pump: SessionPump
+    let pump: SessionPump
     /// Whether a flush may run now; see ``FlushGate``.
-    var flushGate = FlushGate()
+    let flushGate = FlushGate()
     /// Called once, on the loop, when the connection is ready or has failed.
     private var onConnect: ((Result<Void, RPCError>) -> Void)?
     private let onClose: @Sendable (HTTP2ClientConnection) -> Void
@@ -56,6 +56,7 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
     /// Starts the handshake to `address`; `completion` runs on the loop once it is done.
     func start(to address: SocketAddress, completion: @escaping (Result<Void, RPCError>) -> Void) {
         onConnect = completion
+        armDeferredFlush()
         do {
             let result = try socket.connect(to: address)
             try loop.register(socket.fileDescriptor, handler: self, readable: result == .connected, writable: result != .connected)
@@ -244,6 +245,7 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
             if let timer { _ = loop.cancelTimer(timer) }
         }
         (setupTimer, keepaliveTimer, pingTimeout) = (nil, nil, nil)
+        disarmDeferredFlush()
         usable.store(false, ordering: .releasing)
         keepaliveState.stop()
         loop.deregister(socket.fileDescriptor)

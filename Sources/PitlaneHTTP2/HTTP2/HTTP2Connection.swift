@@ -7,15 +7,16 @@
 /// follows a write (a draining server may linger; a finished client closes). Everything here
 /// runs on the connection's loop.
 ///
-/// The pump and the gate are separate properties on purpose: nghttp2's callbacks reach the
-/// gate (a stream closing asks for a flush) while the pump is in the middle of a read, and
-/// Swift's exclusivity rules forbid touching one stored value from inside its own mutation.
+/// The pump and the gate are objects of their own, not stored structs the protocol's
+/// accessors would yield: unspecialized (debug builds), every such access allocated a
+/// coroutine frame, dozens per RPC. And they are two on purpose: nghttp2's callbacks reach
+/// the gate (a stream closing asks for a flush) while the pump is in the middle of a read.
 protocol HTTP2Connection: FileDescriptorHandler {
     var loop: EventLoop { get }
     var socket: Socket { get }
     var session: NGHTTP2Session { get }
-    var pump: SessionPump { get set }
-    var flushGate: FlushGate { get set }
+    var pump: SessionPump { get }
+    var flushGate: FlushGate { get }
     /// Whether the session's frames may be written now: not before the socket connects, not
     /// once the connection lingers or has closed.
     var writesFrames: Bool { get }
@@ -56,11 +57,24 @@ extension HTTP2Connection {
     /// same moment (a race tick to every follower), or a request's headers, message and end,
     /// leave in one socket write, not one each.
     func scheduleFlush() {
-        guard flushGate.deferFlush() else { return }
-        loop.executeLater { [self] in
+        guard let deferredFlush = flushGate.deferredFlush, flushGate.deferFlush() else { return }
+        loop.executeLater(deferredFlush)
+    }
+
+    /// Makes the closure ``scheduleFlush()`` queues, once per connection; the connection
+    /// calls it as it starts and ``disarmDeferredFlush()`` when it closes (one never started
+    /// holds no cycle).
+    func armDeferredFlush() {
+        flushGate.deferredFlush = { [self] in
             flushGate.deferredFlushRuns()
             flush()
         }
+    }
+
+    /// Breaks the cycle the deferred flush makes (the connection holds it, it holds the
+    /// connection); a flush already queued still runs, and finds the connection closed.
+    func disarmDeferredFlush() {
+        flushGate.deferredFlush = nil
     }
 
     /// A stream's reader took messages whose `count` bytes of window may go back now.

@@ -16,9 +16,9 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
     private let accept: RPCAcceptor
     private let onClose: @Sendable (any ServerConnection) -> Void
     private var streams = StreamTable<ServerStream>()
-    var pump: SessionPump
+    let pump: SessionPump
     /// Whether a flush may run now, and whether one is deferred; see ``FlushGate``.
-    var flushGate = FlushGate()
+    let flushGate = FlushGate()
     /// The pending idle check, if `config.connection.maxIdle` is set.
     private var idleTimer: EventLoop.TimerID?
     /// The preface and connection-age timers. Every timer holds the connection strongly and
@@ -51,6 +51,7 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
 
     /// Registers the socket and sends the server's SETTINGS; on the loop.
     func start() throws {
+        armDeferredFlush()
         session.submitSettings([
             (NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, UInt32(config.http2.maxConcurrentStreams)),
             (NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, UInt32(config.http2.streamWindowBytes)),
@@ -212,6 +213,7 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
             if let timer { _ = loop.cancelTimer(timer) }
         }
         (idleTimer, prefaceTimer, ageTimer) = (nil, nil, nil)
+        disarmDeferredFlush()
         loop.deregister(socket.fileDescriptor)
         if !lingered { pump.sendCloseNotify(to: socket) }
         socket.close()
@@ -534,4 +536,3 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
         flush()
     }
 }
-

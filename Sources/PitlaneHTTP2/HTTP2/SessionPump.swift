@@ -6,7 +6,7 @@
 /// (nothing of the session moves until it completes), records are decrypted as they arrive,
 /// and the session's output is encrypted into the engine's bounded buffer and written from
 /// there.
-struct SessionPump {
+final class SessionPump {
     /// What reading found.
     enum ReadOutcome {
         /// The socket has nothing more for now; `received` bytes went to the session.
@@ -53,7 +53,7 @@ struct SessionPump {
     /// True once after a write freed room that a stalled TLS read waited for: the caller
     /// should read again, since the bytes waiting are inside the engine, not the socket, and
     /// the loop will not report them.
-    mutating func takeResumeReading() -> Bool {
+    func takeResumeReading() -> Bool {
         defer { readingMayResume = false }
         return readingMayResume
     }
@@ -62,7 +62,7 @@ struct SessionPump {
 
     /// Reads through `buffer`, the loop's: plaintext, what one socket read takes; TLS, what
     /// one record decrypts to (the ciphertext has a buffer of its own in the engine).
-    mutating func read(from socket: Socket, into session: NGHTTP2Session, through buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
+    func read(from socket: Socket, into session: NGHTTP2Session, through buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
         guard let tls else { return readPlaintext(from: socket, into: session, through: buffer) }
         // One record's plaintext at most per read, so a record never waits half read inside OpenSSL.
         let record = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<Swift.min(buffer.count, 16_384)])
@@ -110,7 +110,7 @@ struct SessionPump {
         }
     }
 
-    private mutating func readPlaintext(from socket: Socket, into session: NGHTTP2Session,
+    private func readPlaintext(from socket: Socket, into session: NGHTTP2Session,
                                         through buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
         var received = 0
         while true {
@@ -134,7 +134,7 @@ struct SessionPump {
     // MARK: Writing
 
     /// Writes pending output; asks `loop` for writability exactly while bytes remain unsent.
-    mutating func write(from session: NGHTTP2Session, to socket: Socket, loop: EventLoop) throws {
+    func write(from session: NGHTTP2Session, to socket: Socket, loop: EventLoop) throws {
         let socketFull: Bool
         if let tls {
             socketFull = try writeEncrypted(from: session, through: tls, to: socket)
@@ -157,7 +157,7 @@ struct SessionPump {
     /// and trailers written as they came were three sends, each the whole TCP path on loopback
     /// (`strace -c`: three `sendmsg` per call against gRPC C++'s one).
     /// Returns whether bytes remain for the socket.
-    private mutating func writePlaintext(from session: NGHTTP2Session, to socket: Socket) throws -> Bool {
+    private func writePlaintext(from session: NGHTTP2Session, to socket: Socket) throws -> Bool {
         while true {
             if !hasBacklog {
                 while backlog.count < Self.gatherBytes, let output = try session.nextOutput() {
@@ -183,7 +183,7 @@ struct SessionPump {
     /// Session output is gathered in the backlog to a record's worth before it is encrypted:
     /// nghttp2 hands out DATA frames of 16,384 + 9 bytes, which taken one by one would each
     /// make a full record and a 9-byte one.
-    private mutating func writeEncrypted(from session: NGHTTP2Session, through tls: TLSEngine, to socket: Socket) throws -> Bool {
+    private func writeEncrypted(from session: NGHTTP2Session, through tls: TLSEngine, to socket: Socket) throws -> Bool {
         guard try tls.writeCiphertext(to: socket) else { return true }
         guard tls.state == .established else { return false }
         while true {
@@ -218,7 +218,7 @@ struct SessionPump {
 
     /// Moves the unsent part of the backlog to its front, so gathering more cannot grow it
     /// past a record and a frame.
-    private mutating func compactBacklog() {
+    private func compactBacklog() {
         guard backlogStart > 0 else { return }
         backlog.removeSubrange(0..<backlogStart)
         backlogStart = 0
@@ -231,7 +231,7 @@ struct SessionPump {
         }
     }
 
-    private mutating func dropBacklogIfSent() {
+    private func dropBacklogIfSent() {
         // Advance an offset rather than shifting the array: a large backlog drains in O(n).
         guard backlogStart == backlog.count else { return }
         backlog.removeAll(keepingCapacity: backlog.capacity <= 1 << 20)

@@ -9,7 +9,7 @@ import Synchronization
 /// It also counts an RPC's message bytes on the wire both ways, for metrics (its
 /// ``MessageWireCounts``, handed to the core in ``RPCStream/wireCounts``): one object per
 /// stream already, so the counts cost no allocation.
-package final class StreamOutbound: Sendable {
+package final class StreamOutbound: LoopTaskCounter {
     private struct State {
         var queuedBytes = 0
         var closed: RPCError?
@@ -49,10 +49,12 @@ package final class StreamOutbound: Sendable {
             return body()
         }
         hopsInFlight.add(1, ordering: .relaxed)
-        loop.execute { [self] in
-            body()
-            hopsInFlight.subtract(1, ordering: .releasing)
-        }
+        loop.execute(body, counting: self)
+    }
+
+    /// A hop queued by ``onLoop(_:_:)`` has run.
+    package func taskRan() {
+        hopsInFlight.subtract(1, ordering: .releasing)
     }
 
     /// Counts `bytes` as queued, then waits while the queue is above the watermark.

@@ -94,6 +94,13 @@ public final class EventLoop: Sendable {
         _ = inbox.enqueue(.closure(task), fromLoop: inEventLoop)
     }
 
+    /// ``execute(_:)``, then tells `counter` that the task ran: for a writer that keeps count
+    /// of its parts on their way to the loop (to keep them in order with parts it hands over
+    /// directly), without a closure around `task` to do the counting.
+    public func execute(_ task: @escaping @Sendable () -> Void, counting counter: any LoopTaskCounter) {
+        _ = inbox.enqueue(.counted(task, counter), fromLoop: inEventLoop)
+    }
+
     /// Runs `task` on the loop's thread after the tasks queued so far; called on that thread
     /// only, which debug builds check. `task` need not be `Sendable`: it may hold loop-owned
     /// state (a connection hopping to itself, to flush once a batch of writes is queued),
@@ -184,6 +191,9 @@ public final class EventLoop: Sendable {
             for task in tasks {
                 switch task {
                 case .closure(let body): body()
+                case .counted(let body, let counter):
+                    body()
+                    counter.taskRan()
                 case .job(let job): job.runSynchronously(on: executor)
                 }
             }

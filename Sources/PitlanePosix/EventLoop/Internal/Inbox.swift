@@ -10,6 +10,8 @@ import Synchronization
 /// costs nothing, where wrapping one costs an allocation per hop.
 enum LoopTask: @unchecked Sendable {
     case closure(() -> Void)
+    /// A closure, then its counter told (``EventLoop/execute(_:counting:)``).
+    case counted(() -> Void, any LoopTaskCounter)
     case job(UnownedJob)
 }
 
