@@ -1,8 +1,8 @@
 // swift-tools-version: 6.1
 // The smallest gRPC program on Pitlane, and the proof that one which speaks gRPC over HTTP/2
 // alone links only what that needs: it depends on PitlaneCore, PitlaneHTTP2 and
-// PitlaneProtobuf, serves a greeter on 127.0.0.1, calls it (unary and bidirectional), and
-// exits 0. `scripts/check-grpc-only` builds and runs it, then reads its NEEDED entries.
+// PitlaneProtobuf, serves a greeter on 127.0.0.1, calls it (unary and bidirectional) from
+// main-actor code that sets its own state inside `withGRPCClient`, and exits 0. `scripts/check-grpc-only` builds and runs it, then reads its NEEDED entries.
 import PackageDescription
 
 let package = Package(

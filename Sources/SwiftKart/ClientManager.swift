@@ -27,8 +27,9 @@ public final class ClientManager: Sendable {
         self.observer = observer
     }
 
-    /// Runs `body` with the shared client, connecting first if needed.
-    public func withClient<T: Sendable>(_ body: (Client) async throws -> T) async throws -> T {
+    /// Runs `body`, on the caller's actor, with the shared client, connecting first if needed.
+    public func withClient<T: Sendable>(isolation: isolated (any Actor)? = #isolation,
+                                        _ body: (Client) async throws -> T) async throws -> T {
         try await body(try connectIfNecessary())
     }
 

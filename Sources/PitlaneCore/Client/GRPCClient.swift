@@ -166,15 +166,37 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
     }
 }
 
-/// Runs a client for the duration of `body`: connections run alongside, and the client
-/// shuts down gracefully when `body` returns or throws. `observer` is told of every RPC's
-/// attempts and end (`ClientMetrics` counts them).
+/// Runs a client for the duration of `handleClient`: connections run alongside, and the
+/// client shuts down gracefully when `handleClient` returns or throws.
+///
+/// `handleClient` runs where the caller does: on the main actor, a SwiftUI view model may
+/// set its own state inside it.
+///
+/// ```swift
+/// @MainActor final class RaceList {
+///     var races: [Race] = []
+///     func load() async throws {
+///         try await withGRPCClient(transport: try .http2(target: .dns(host: "localhost", port: 8080))) { client in
+///             races = try await SwiftKartService.Client(wrapping: client).listRaces(.init()).races
+///         }
+///     }
+/// }
+/// ```
+///
+/// - Parameters:
+///   - transport: the transport the client's RPCs run on.
+///   - interceptors: applied to every RPC, the first outermost.
+///   - observer: told of every RPC's attempts and end (`ClientMetrics` counts them).
+///   - isolation: the caller's actor, inherited; leave it to its default.
+///   - handleClient: what to do with the client.
+/// - Returns: what `handleClient` returned.
 public func withGRPCClient<Transport: ClientTransport, Result: Sendable>(
     transport: Transport, interceptors: [any ClientInterceptor] = [], observer: (any ClientCallObserver)? = nil,
+    isolation: isolated (any Actor)? = #isolation,
     handleClient: (GRPCClient<Transport>) async throws -> Result
 ) async throws -> Result {
     let client = GRPCClient(transport: transport, interceptors: interceptors, observer: observer)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
+    return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
         group.addTask { try await client.runConnections() }
         defer { client.beginGracefulShutdown() }
         return try await handleClient(client)

@@ -8,7 +8,8 @@ public protocol ClientTransport: Sendable {
 
     /// Opens a stream for one attempt of an RPC and runs `body` with it; the stream is
     /// closed when `body` returns. Fails with `.unavailable` when no stream can be opened.
-    func withStream<T: Sendable>(
+    /// `body` runs where the caller does (`nonisolated(nonsending)`).
+    nonisolated(nonsending) func withStream<T: Sendable>(
         descriptor: MethodDescriptor, options: CallOptions,
         _ body: (ClientRPCStream) async throws -> T
     ) async throws -> T

@@ -99,7 +99,7 @@ public struct InProcessTransport: Sendable {
             serviceConfig.config(for: descriptor)
         }
 
-        public func withStream<T: Sendable>(
+        public nonisolated(nonsending) func withStream<T: Sendable>(
             descriptor: MethodDescriptor, options: CallOptions, _ body: (ClientRPCStream) async throws -> T
         ) async throws -> T {
             try gate.open()

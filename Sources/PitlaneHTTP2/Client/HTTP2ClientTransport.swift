@@ -251,7 +251,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         }
     }
 
-    public func withStream<T: Sendable>(
+    public nonisolated(nonsending) func withStream<T: Sendable>(
         descriptor: MethodDescriptor, options: CallOptions, _ body: (ClientRPCStream) async throws -> T
     ) async throws -> T {
         try gate.open()

@@ -160,17 +160,18 @@ public final class OTLPSpanExporter: Sendable {
 extension OTLPSpanExporter {
     /// Sends spans to the collector at `endpoint` (`host:port`, plaintext OTLP/gRPC) while
     /// `body` runs, every `interval` or whenever a batch is full; what is still queued when
-    /// `body` returns is sent before this returns.
+    /// `body` returns is sent before this returns. `body` runs on the caller's actor.
     public func exporting<T: Sendable>(to endpoint: String, interval: Duration = .seconds(1),
+                                       isolation: isolated (any Actor)? = #isolation,
                                        body: () async throws -> T) async throws -> T {
         let parts = endpoint.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else {
             throw RPCError(code: .invalidArgument, message: "an OTLP endpoint is host:port, not \(endpoint)")
         }
         let transport = try HTTP2ClientTransport(target: .dns(host: String(parts[0]), port: port))
-        return try await withGRPCClient(transport: transport) { client in
+        return try await withGRPCClient(transport: transport, isolation: isolation) { client in
             let collector = Opentelemetry_Proto_Collector_Trace_V1_TraceService.Client(wrapping: client)
-            return try await withThrowingTaskGroup(of: Void.self) { group in
+            return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
                 group.addTask { await self.run(client: collector, interval: interval) }
                 // On a throw too, the exporter sends what it has and ends.
                 defer { stop() }
@@ -183,12 +184,13 @@ extension OTLPSpanExporter {
     }
 }
 
-/// Runs `body` with an exporter to the collector at `endpoint`; see
-/// ``OTLPSpanExporter/exporting(to:interval:body:)``.
+/// Runs `body`, on the caller's actor, with an exporter to the collector at `endpoint`; see
+/// ``OTLPSpanExporter/exporting(to:interval:isolation:body:)``.
 public func withOTLPExporter<T: Sendable>(
     endpoint: String, serviceName: String, queueLimit: Int = 4_096, batchSize: Int = 256, interval: Duration = .seconds(1),
+    isolation: isolated (any Actor)? = #isolation,
     body: (OTLPSpanExporter) async throws -> T
 ) async throws -> T {
     let exporter = OTLPSpanExporter(serviceName: serviceName, queueLimit: queueLimit, batchSize: batchSize)
-    return try await exporter.exporting(to: endpoint, interval: interval) { try await body(exporter) }
+    return try await exporter.exporting(to: endpoint, interval: interval, isolation: isolation) { try await body(exporter) }
 }
