@@ -203,6 +203,12 @@ let package = Package(
                            "orders-server", "orders", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]
         ),
         .testTarget(
+            name: "CommandLineTests",
+            dependencies: ["swiftkart-server", "swiftkart", "orders-server", "orders", "chat", "swiftkart-load", "orders-load",
+                           "pitlane-bench-server", "pitlane-bench-client", "pitlane-protobuf-bench", "pitlane-interop-server",
+                           "pitlane-interop-client", "pitlane-conformance-testee"]
+        ),
+        .testTarget(
             name: "LiveChatTests",
             dependencies: ["LiveChat", "Orders", "PitlaneCore", "PitlaneHTTP2", "TestSupport", "ServiceHarness", "orders-server"]
         ),

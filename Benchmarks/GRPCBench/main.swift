@@ -42,6 +42,14 @@ struct PassThroughInterceptor: ServerInterceptor {
     }
 }
 
+let usage = "usage: pitlane-bench-server [--port N] [--max-streams N] [--metrics] [--otlp-endpoint HOST:PORT] [--pass-through-interceptor]"
+/// Says what is wrong with the command line, and the usage, and exits with status 2.
+func fail(_ problem: String) -> Never {
+    let text = "pitlane-bench-server: \(problem)\n\(usage)\n"
+    _ = text.withCString { write(2, $0, strlen($0)) }
+    exit(2)
+}
+
 var port = 0
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
 var maxStreams = 100
@@ -53,10 +61,16 @@ while let flag = arguments.next() {
     case "--metrics": metricsOn = true
     case "--otlp-endpoint": otlpEndpoint = arguments.next()
     case "--pass-through-interceptor": passThrough = true
+    case "--help", "-h":
+        print(usage)
+        exit(0)
+    case "--port", "--max-streams":
+        guard let value = arguments.next().flatMap(Int.init) else {
+            fail("\(flag) needs a whole number")
+        }
+        if flag == "--port" { port = value } else { maxStreams = value }
     default:
-        let value = arguments.next().flatMap(Int.init)
-        if flag == "--port", let value { port = value }
-        if flag == "--max-streams", let value { maxStreams = value }
+        fail("unknown option \(flag)")
     }
 }
 var config = HTTP2ServerTransport.Config.defaults

@@ -33,6 +33,10 @@ struct Options {
                 options.unaryLatency = true
                 continue
             }
+            if flag == "--help" || flag == "-h" {
+                print(Options.usageText)
+                exit(0)
+            }
             let value = arguments.next() ?? ""
             switch flag {
             case "--port": options.port = Int(value) ?? 0
@@ -49,15 +53,15 @@ struct Options {
 
     /// Prints `problem` and the usage (the comment at the top of this file) and exits with 2.
     static func usage(_ problem: String) -> Never {
-        var text = """
-            pitlane-bench-client: \(problem)
-            usage: pitlane-bench-client --port N [--seconds S] [--label SERVER] [--body-size BYTES]
-                   [--unary-latency | --idle-streams K]
-
-            """
+        var text = "pitlane-bench-client: \(problem)\n\(usageText)\n"
         text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
         exit(2)
     }
+
+    static let usageText = """
+        usage: pitlane-bench-client --port N [--seconds S] [--label SERVER] [--body-size BYTES]
+               [--unary-latency | --idle-streams K]
+        """
 }
 let options = Options.parse()
 let label = options.label

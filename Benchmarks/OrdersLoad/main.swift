@@ -14,7 +14,9 @@ import PitlaneHTTP2
 import Synchronization
 import PitlaneCommandLine
 
-let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), valueOptions: [
+let usage = "usage: orders-load --port N [--watchers 1000] [--connections 10] [--updates 200] [--rate 50] [--publishers 8] "
+    + "[--seconds 3] [--token staff-token]"
+let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage, valueOptions: [
     "port", "watchers", "connections", "updates", "rate", "publishers", "seconds", "token",
 ])
 let port = try options.integer("port", default: 8090)

@@ -16,6 +16,10 @@ struct Options {
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
         while let flag = iterator.next() {
+            if flag == "--help" || flag == "-h" {
+                print("usage: pitlane-protobuf-bench --payload FILE --type Race|Catalog [--seconds S] [--count N --operation encode|decode]")
+                exit(0)
+            }
             let value = iterator.next() ?? ""
             switch flag {
             case "--payload": payload = value

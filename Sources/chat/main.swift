@@ -20,7 +20,7 @@ func say(_ line: String) {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), valueOptions: CommandLineOptions.transportOptions.union(["nick"]),
+    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage, valueOptions: CommandLineOptions.transportOptions.union(["nick"]),
                                      flagOptions: CommandLineOptions.transportFlags)
 } catch {
     fail("\(error)\n\(usage)", status: 2)

@@ -35,7 +35,7 @@ func log(_ message: String) {
 
 do {
     let options = try CommandLineOptions(
-        Array(CommandLine.arguments.dropFirst()),
+        Array(CommandLine.arguments.dropFirst()), usage: usage,
         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
             .union(CommandLineOptions.databaseOptions).union(["tokens", "staff", "retain-updates", "retain-seconds",
                        "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]),

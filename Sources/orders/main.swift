@@ -33,7 +33,7 @@ func say(_ line: String) {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
+    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
                                      valueOptions: CommandLineOptions.transportOptions.union(["token", "id", "customer", "eta", "count"])
                                          .union(CommandLineOptions.clientMetricsOptions),
                                      flagOptions: CommandLineOptions.transportFlags)

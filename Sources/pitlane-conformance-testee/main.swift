@@ -8,6 +8,16 @@ import PitlaneProtobuf
 // stdin ends. Run by `conformance_test_runner` (protobuf's C++ runner) or
 // Tests/Peers/conformance_peer.py.
 
+if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print("""
+        usage: pitlane-conformance-testee
+        Speaks Google's protobuf conformance protocol on standard input and output (each request and
+        response a 4-byte little-endian length, then the message) until standard input ends; run by
+        conformance_test_runner.
+        """)
+    exit(0)
+}
+
 /// Reads exactly `count` bytes from stdin; nil at a clean end of input before the first.
 func readExactly(_ count: Int) -> [UInt8]? {
     var buffer = [UInt8](repeating: 0, count: count)

@@ -3,6 +3,11 @@
 import Glibc
 import PitlaneInterop
 
+if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print(InteropClientOptions.usage)
+    exit(0)
+}
+
 do {
     let options = try InteropClientOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     let outcomes = try await InteropClient.run(options.testCases, against: options.target, security: options.security) { outcome in

@@ -6,6 +6,11 @@ import PitlaneInterop
 // SIGTERM ends the server (the default action), even when started from a thread that blocks it.
 System.unblockTerminationSignals()
 
+if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print(InteropServerOptions.usage)
+    exit(0)
+}
+
 do {
     let options = try InteropServerOptions(arguments: Array(CommandLine.arguments.dropFirst()))
     try await InteropServer.run(options) { address in

@@ -5,6 +5,16 @@ import PitlaneCodeGen
 import Glibc
 #endif
 
+if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+    print("""
+        usage: protoc --plugin=protoc-gen-pitlane --pitlane_out=DIR [--pitlane_opt=OPTION,...] FILE.proto ...
+        protoc's plugin for Pitlane: reads a CodeGeneratorRequest on standard input and writes the
+        Swift messages and service stubs as a CodeGeneratorResponse on standard output. In a
+        package, the PitlaneGenerator build plugin runs it (see pitlane-generator-config.json).
+        """)
+    exit(0)
+}
+
 /// Reads all of standard input.
 func readStandardInput() -> [UInt8] {
     var bytes: [UInt8] = []

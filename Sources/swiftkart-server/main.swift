@@ -23,7 +23,7 @@ func log(_ message: String) {
 }
 
 do {
-    let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
+    let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
                                          valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
                                                                     .union(CommandLineOptions.databaseOptions).union(["speed", "seed", "max-streams", "web-root"]),
                                          flagOptions: CommandLineOptions.tracingFlags)

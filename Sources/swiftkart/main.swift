@@ -25,7 +25,7 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()),
+    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
                                      valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"])
                                          .union(CommandLineOptions.clientMetricsOptions),
                                      flagOptions: CommandLineOptions.transportFlags.union(["plain"]).union(CommandLineOptions.tracingFlags))
