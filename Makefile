@@ -5,6 +5,7 @@
 #   make soak   build release, run mixed traffic for MINUTES (5), fail on growth after warm-up
 #   make screenshots   the web app's pages in headless Chromium, as PNGs in docs/screenshots
 #   make cluster  three orders-server replicas on one PostgreSQL database, behind nginx
+#   make format / make lint   apply / check the Swift format (.swift-format)
 
 SHELL := /bin/bash
 VENV := $(CURDIR)/.venv
@@ -14,7 +15,7 @@ export PATH := $(VENV)/bin:$(PATH)
 
 MINUTES ?= 5
 
-.PHONY: bootstrap build run test bench soak screenshots cluster clean
+.PHONY: bootstrap build run test bench soak screenshots cluster format lint clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -57,6 +58,16 @@ soak: build
 screenshots: bootstrap
 	swift build
 	.venv/bin/python Tests/Peers/browser_peer.py --bin .build/debug --screenshots docs/screenshots
+
+# One format for every Swift file (.swift-format), applied and checked; generated *.pb.swift
+# files are left as the generator writes them.
+SWIFT_SOURCES = find Sources Tests Benchmarks Plugins Examples Fuzz Package.swift -name .build -prune -o -type f -name '*.swift' ! -name '*.pb.swift' -print0
+
+format:
+	$(SWIFT_SOURCES) | xargs -0 swift-format format --in-place --parallel
+
+lint:
+	$(SWIFT_SOURCES) | xargs -0 swift-format lint --strict --parallel
 
 clean:
 	rm -rf .build

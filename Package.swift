@@ -48,7 +48,9 @@ let package = Package(
         .target(name: "PitlanePosix", dependencies: ["PitlaneCore", "CLinux", "COpenSSL"]),
         .target(name: "PitlaneHTTP2", dependencies: ["PitlaneCore", "PitlanePosix", "CNGHTTP2", "CZlib"]),
         // The web beside gRPC on the same port: HTTP/1.1, gRPC-Web, Connect, CORS, WebSocket.
-        .target(name: "PitlaneWeb", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlanePosix", "PitlaneProtobuf", "CHTTPParser", "CWslay", "COpenSSL"]),
+        .target(
+            name: "PitlaneWeb",
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlanePosix", "PitlaneProtobuf", "CHTTPParser", "CWslay", "COpenSSL"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",
@@ -64,8 +66,9 @@ let package = Package(
         // Rich errors: google.rpc.Status and the standard detail types in grpc-status-details-bin.
         .target(name: "PitlaneErrorDetails", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // Metrics (Prometheus text, gRPC's OpenTelemetry names) for servers and clients; tracing.
-        .target(name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneProtobuf"],
-                plugins: ["PitlaneGenerator"]),
+        .target(
+            name: "PitlaneObservability", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneProtobuf"],
+            plugins: ["PitlaneGenerator"]),
         // gRPC server reflection (v1 and v1alpha) from the descriptors the generator embeds.
         .target(name: "PitlaneReflection", dependencies: ["PitlaneCore", "PitlaneProtobuf"], plugins: ["PitlaneGenerator"]),
         // The services' databases: one interface (PitlaneSQL) over SQLite, embedded, and
@@ -75,8 +78,12 @@ let package = Package(
         .target(name: "PitlanePostgres", dependencies: ["CLibPQ", "PitlaneSQL"]),
 
         // What the executables share: options, transport flags, termination signals.
-        .target(name: "PitlaneCommandLine", dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneObservability",
-                                                          "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]),
+        .target(
+            name: "PitlaneCommandLine",
+            dependencies: [
+                "PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneObservability",
+                "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres",
+            ]),
 
         // The browser app (races, order tracker, chat), served by the servers from their port.
         .target(name: "WebApp", dependencies: ["PitlaneWeb"], resources: [.copy("Static")]),
@@ -87,7 +94,11 @@ let package = Package(
             dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "swiftkart-server", dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "PitlaneCommandLine", "Pitlane", "WebApp"]),
+        .executableTarget(
+            name: "swiftkart-server",
+            dependencies: [
+                "SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "PitlaneCommandLine", "Pitlane", "WebApp",
+            ]),
         .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "PitlaneObservability", "Pitlane"]),
 
         // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
@@ -102,7 +113,12 @@ let package = Package(
             dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
             plugins: ["PitlaneGenerator"]
         ),
-        .executableTarget(name: "orders-server", dependencies: ["Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane", "WebApp"]),
+        .executableTarget(
+            name: "orders-server",
+            dependencies: [
+                "Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane",
+                "WebApp",
+            ]),
         .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "PitlaneObservability", "Pitlane"]),
         .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
 
@@ -190,8 +206,11 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftKartTests",
-            dependencies: ["SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server", "swiftkart",
-                           "PitlaneSQL"]
+            dependencies: [
+                "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server",
+                "swiftkart",
+                "PitlaneSQL",
+            ]
         ),
         .testTarget(
             name: "InteropTests",
@@ -199,14 +218,18 @@ let package = Package(
         ),
         .testTarget(
             name: "OrdersTests",
-            dependencies: ["Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "ServiceHarness",
-                           "orders-server", "orders", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"]
+            dependencies: [
+                "Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "ServiceHarness",
+                "orders-server", "orders", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres",
+            ]
         ),
         .testTarget(
             name: "CommandLineTests",
-            dependencies: ["swiftkart-server", "swiftkart", "orders-server", "orders", "chat", "swiftkart-load", "orders-load",
-                           "pitlane-bench-server", "pitlane-bench-client", "pitlane-protobuf-bench", "pitlane-interop-server",
-                           "pitlane-interop-client", "pitlane-conformance-testee"]
+            dependencies: [
+                "swiftkart-server", "swiftkart", "orders-server", "orders", "chat", "swiftkart-load", "orders-load",
+                "pitlane-bench-server", "pitlane-bench-client", "pitlane-protobuf-bench", "pitlane-interop-server",
+                "pitlane-interop-client", "pitlane-conformance-testee",
+            ]
         ),
         .testTarget(
             name: "LiveChatTests",
@@ -215,13 +238,17 @@ let package = Package(
         // The orders server as the services' tests start it (it serves the chat rooms too).
         .target(
             name: "ServiceHarness",
-            dependencies: ["Orders", "LiveChat", "PitlaneCore", "PitlaneHTTP2", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres", "TestSupport"],
+            dependencies: [
+                "Orders", "LiveChat", "PitlaneCore", "PitlaneHTTP2", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres", "TestSupport",
+            ],
             path: "Tests/ServiceHarness"
         ),
         .testTarget(
             name: "PitlaneObservabilityTests",
-            dependencies: ["PitlaneObservability", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneCore", "PitlaneHTTP2", "TestSupport",
-                           "swiftkart-server", "orders-server", "pitlane-interop-server", "swiftkart", "orders"]
+            dependencies: [
+                "PitlaneObservability", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneCore", "PitlaneHTTP2", "TestSupport",
+                "swiftkart-server", "orders-server", "pitlane-interop-server", "swiftkart", "orders",
+            ]
         ),
         .testTarget(
             name: "WebAppTests",

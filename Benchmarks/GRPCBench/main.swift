@@ -9,9 +9,9 @@
 import Glibc
 import PitlaneCore
 import PitlaneHTTP2
-import PitlaneWeb
 import PitlaneObservability
 import PitlaneProtobuf
+import PitlaneWeb
 
 struct BenchService: Bench_V1_Bench.SimpleServiceProtocol {
     func unary(request: Bench_V1_Payload, context: ServerContext) async throws -> Bench_V1_Payload {
@@ -26,8 +26,10 @@ struct BenchService: Bench_V1_Bench.SimpleServiceProtocol {
         }
     }
 
-    func pingPong(request: RPCAsyncSequence<Bench_V1_Payload, any Error>, response: RPCWriter<Bench_V1_Payload>,
-                  context: ServerContext) async throws {
+    func pingPong(
+        request: RPCAsyncSequence<Bench_V1_Payload, any Error>, response: RPCWriter<Bench_V1_Payload>,
+        context: ServerContext
+    ) async throws {
         for try await message in request { try await response.write(message) }
     }
 }
@@ -89,7 +91,8 @@ config.web = web
 // Tracing: the exporter and where it sends.
 let tracing = otlpEndpoint.map { (spans: OTLPSpanExporter(serviceName: "pitlane-bench-server"), endpoint: $0) }
 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: port), config: config)
-let interceptors: [any ServerInterceptor] = tracing.map { [TracingServerInterceptor(exporter: $0.spans)] }
+let interceptors: [any ServerInterceptor] =
+    tracing.map { [TracingServerInterceptor(exporter: $0.spans)] }
     ?? (passThrough ? [PassThroughInterceptor()] : [])
 let server = GRPCServer(transport: transport, services: services, interceptors: interceptors, observer: metrics)
 metrics?.observe(transport)

@@ -101,8 +101,10 @@ struct Recorder {
         // Up to the last operation counted: ending the call afterwards is not measured.
         let elapsed = measuring.flatMap { since in last.map { $0 - since } } ?? .zero
         let rate = elapsed > .zero ? Double(count) / (elapsed.microseconds / 1e6) : 0
-        var fields = [#""impl": "\#(label)""#, #""client": "pitlane""#, #""case": "\#(caseName)""#,
-                      #""bytes": \#(body.count)"#, #""per_s": \#(rate.rounded())"#]
+        var fields = [
+            #""impl": "\#(label)""#, #""client": "pitlane""#, #""case": "\#(caseName)""#,
+            #""bytes": \#(body.count)"#, #""per_s": \#(rate.rounded())"#,
+        ]
         if !latencies.isEmpty {
             let sorted = latencies.sorted()
             // Nearest rank: the smallest latency at least `p` of the calls did not exceed.
@@ -152,7 +154,12 @@ func measureUnary(_ bench: Bench_V1_Bench.Client<HTTP2ClientTransport>) async th
 func measureStreams(_ bench: Bench_V1_Bench.Client<HTTP2ClientTransport>) async throws {
     // Server streaming: one stream of (practically) endless messages, counted until time is up;
     // the clock is read once per 1,000 messages to keep it out of the loop's cost.
-    let streamed = try await bench.serverStream(.with { $0.body = body; $0.seq = Int64.max }) { response in
+    let streamed = try await bench.serverStream(
+        .with {
+            $0.body = body
+            $0.seq = Int64.max
+        }
+    ) { response in
         var recorder = Recorder()
         var batch = 0
         for try await _ in response.messages {

@@ -9,16 +9,19 @@
 //    all on one order) publish as fast as acknowledgements come back for `seconds`.
 import Glibc
 import Orders
+import PitlaneCommandLine
 import PitlaneCore
 import PitlaneHTTP2
 import Synchronization
-import PitlaneCommandLine
 
-let usage = "usage: orders-load --port N [--watchers 1000] [--connections 10] [--updates 200] [--rate 50] [--publishers 8] "
+let usage =
+    "usage: orders-load --port N [--watchers 1000] [--connections 10] [--updates 200] [--rate 50] [--publishers 8] "
     + "[--seconds 3] [--token staff-token]"
-let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage, valueOptions: [
-    "port", "watchers", "connections", "updates", "rate", "publishers", "seconds", "token",
-])
+let options = try CommandLineOptions(
+    Array(CommandLine.arguments.dropFirst()), usage: usage,
+    valueOptions: [
+        "port", "watchers", "connections", "updates", "rate", "publishers", "seconds", "token",
+    ])
 let port = try options.integer("port", default: 8090)
 let watcherCount = try options.integer("watchers", default: 1_000)
 let connectionCount = max(1, try options.integer("connections", default: 10))
@@ -69,8 +72,9 @@ extension Double {
 }
 
 func makeClient() throws -> GRPCClient<HTTP2ClientTransport> {
-    GRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port)),
-               interceptors: [BearerTokenClientInterceptor(token: token)])
+    GRPCClient(
+        transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port)),
+        interceptors: [BearerTokenClientInterceptor(token: token)])
 }
 
 let clients = try (0..<connectionCount).map { _ in try makeClient() }
@@ -81,13 +85,23 @@ let run = UInt64.random(in: 0 ... .max) >> 20
 
 // 1. Latency.
 let orderID = "bench-\(run)"
-let start = try await publisher.createOrder(.with { $0.orderID = orderID; $0.customerID = "bench" }).latestUpdateID
+let start = try await publisher.createOrder(
+    .with {
+        $0.orderID = orderID
+        $0.customerID = "bench"
+    }
+).latestUpdateID
 let samples = Samples(shards: connectionCount)
 let watchers = (0..<watcherCount).map { index in
     Task {
         let shard = index % connectionCount
         let client = Orders_V1_OrderTracking.Client(wrapping: clients[shard])
-        try await client.watchOrder(.with { $0.orderID = orderID; $0.sinceUpdateID = start }) { response in
+        try await client.watchOrder(
+            .with {
+                $0.orderID = orderID
+                $0.sinceUpdateID = start
+            }
+        ) { response in
             for try await update in response.messages {
                 guard case .timelineEvent(let event) = update.event else { continue }
                 if event.title == "warmup" {
@@ -100,10 +114,14 @@ let watchers = (0..<watcherCount).map { index in
     }
 }
 func publish(_ title: String, on client: Orders_V1_OrderTracking.Client<HTTP2ClientTransport>, order: String) async throws {
-    _ = try await client.publishUpdate(.with {
-        $0.orderID = order
-        $0.timelineEvent = .with { $0.title = title; $0.subtitle = String(nowNanoseconds()) }
-    })
+    _ = try await client.publishUpdate(
+        .with {
+            $0.orderID = order
+            $0.timelineEvent = .with {
+                $0.title = title
+                $0.subtitle = String(nowNanoseconds())
+            }
+        })
 }
 
 /// Waits (polling an in-process counter the watchers raise, with a deadline) for `target`.
@@ -129,9 +147,10 @@ for index in 0..<updateCount {
 }
 try await waitFor({ samples.delivered.load(ordering: .relaxed) }, watcherCount * updateCount)
 let latencies = samples.sorted
-print("publish→deliver, \(watcherCount) watchers of one order, \(updateCount) updates at \(format(rate, 0))/s "
-      + "(\(latencies.count) deliveries): p50 \(format(percentile(latencies, 0.5))) ms, "
-      + "p99 \(format(percentile(latencies, 0.99))) ms, max \(format(percentile(latencies, 1))) ms")
+print(
+    "publish→deliver, \(watcherCount) watchers of one order, \(updateCount) updates at \(format(rate, 0))/s "
+        + "(\(latencies.count) deliveries): p50 \(format(percentile(latencies, 0.5))) ms, "
+        + "p99 \(format(percentile(latencies, 0.99))) ms, max \(format(percentile(latencies, 1))) ms")
 for watcher in watchers { watcher.cancel() }
 
 // 2. Durable updates per second.
@@ -159,13 +178,18 @@ func throughput(orders: [String]) async throws -> Double {
 var separateOrders: [String] = []
 for index in 0..<publisherCount {
     let id = "bench-\(run)-\(index)"
-    _ = try await publisher.createOrder(.with { $0.orderID = id; $0.customerID = "bench" })
+    _ = try await publisher.createOrder(
+        .with {
+            $0.orderID = id
+            $0.customerID = "bench"
+        })
     separateOrders.append(id)
 }
 let separate = try await throughput(orders: separateOrders)
 let shared = try await throughput(orders: [orderID])
-print("durable updates/s, \(publisherCount) concurrent publishers (acknowledged after commit): "
-      + "\(Int(separate)) on \(publisherCount) orders, \(Int(shared)) on one order")
+print(
+    "durable updates/s, \(publisherCount) concurrent publishers (acknowledged after commit): "
+        + "\(Int(separate)) on \(publisherCount) orders, \(Int(shared)) on one order")
 
 for client in clients + [publisherClient] { client.beginGracefulShutdown() }
 for connection in connections { _ = await connection.result }

@@ -17,7 +17,8 @@ struct Options {
         var iterator = arguments.dropFirst().makeIterator()
         while let flag = iterator.next() {
             if flag == "--help" || flag == "-h" {
-                print("usage: pitlane-protobuf-bench --payload FILE --type Race|Catalog [--seconds S] [--count N --operation encode|decode]")
+                print(
+                    "usage: pitlane-protobuf-bench --payload FILE --type Race|Catalog [--seconds S] [--count N --operation encode|decode]")
                 exit(0)
             }
             let value = iterator.next() ?? ""
@@ -73,7 +74,9 @@ func run<M: Message>(_ type: M.Type, payload: [UInt8], options: Options, batch: 
     let encodeRate = try measure(seconds: options.seconds, batch: batch) {
         try message.serializedBytes().count
     }
-    print(#"{"impl": "pitlane", "type": "\#(M.protoMessageName.split(separator: ".").last!)", "bytes": \#(payload.count), "decode_per_s": \#(decodeRate), "encode_per_s": \#(encodeRate)}"#)
+    print(
+        #"{"impl": "pitlane", "type": "\#(M.protoMessageName.split(separator: ".").last!)", "bytes": \#(payload.count), "decode_per_s": \#(decodeRate), "encode_per_s": \#(encodeRate)}"#
+    )
 }
 
 let options = Options(CommandLine.arguments)

@@ -7,14 +7,15 @@
 // Prints one JSON line per step. --calls-off-loop runs the followers' tasks on the global pool
 // rather than on their connections' event loops (HTTP2ClientTransport's default), to compare.
 import Glibc
+import PitlaneCommandLine
 import PitlaneCore
 import PitlaneHTTP2
 import PitlaneProtobuf
-import PitlaneCommandLine
 import SwiftKart
 import Synchronization
 
-let usage = "usage: swiftkart-load --port N --server-pid P [--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] "
+let usage =
+    "usage: swiftkart-load --port N --server-pid P [--steps 1000,2500,5000,10000] [--connections 10] [--seconds 3] "
     + "[--race NAME] [--calls-off-loop]"
 
 /// An option's value, or the usage and exit status 2 when the command line is wrong.
@@ -28,9 +29,12 @@ func parsed<T>(_ read: () throws -> T) -> T {
     }
 }
 
-let options = parsed { try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
-                                              valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"],
-                                              flagOptions: ["calls-off-loop"]) }
+let options = parsed {
+    try CommandLineOptions(
+        Array(CommandLine.arguments.dropFirst()), usage: usage,
+        valueOptions: ["port", "server-pid", "steps", "connections", "seconds", "race"],
+        flagOptions: ["calls-off-loop"])
+}
 let port = parsed { try options.integer("port", default: 8080) }
 let serverPID = parsed { try options.integer("server-pid", default: 0) }
 let steps = (options["steps"] ?? "1000,2500,5000,10000").split(separator: ",").compactMap { Int($0) }
@@ -124,7 +128,11 @@ try await withThrowingTaskGroup(of: Void.self) { group in
             let kart = SwiftKartService.Client(wrapping: clients[index % clients.count])
             group.addTask {
                 try await kart.followRace { writer in
-                    try await writer.write(.with { $0.raceName = raceName; $0.eventTypes = [.kartLocations] })
+                    try await writer.write(
+                        .with {
+                            $0.raceName = raceName
+                            $0.eventTypes = [.kartLocations]
+                        })
                     for await _ in stop {}
                 } onResponse: { response in
                     var first = true
@@ -157,7 +165,9 @@ try await withThrowingTaskGroup(of: Void.self) { group in
         // The window as it really was: an overloaded driver wakes late.
         let elapsed = ContinuousClock.now - windowStart
         let seconds = elapsed / .seconds(1)
-        let line = #"{"followers": \#(target), "p50_ms": \#(p50), "p99_ms": \#(p99), "messages_per_s": \#(Int(Double(count) / seconds)), "server_rss_kib": \#(rssKiB), "kib_per_follower": \#((perFollower * 10).rounded() / 10), "server_cpu": \#((serverCPU / seconds * 100).rounded() / 100), "load_cpu": \#((loadCPU / seconds * 100).rounded() / 100)}"# + "\n"
+        let line =
+            #"{"followers": \#(target), "p50_ms": \#(p50), "p99_ms": \#(p99), "messages_per_s": \#(Int(Double(count) / seconds)), "server_rss_kib": \#(rssKiB), "kib_per_follower": \#((perFollower * 10).rounded() / 10), "server_cpu": \#((serverCPU / seconds * 100).rounded() / 100), "load_cpu": \#((loadCPU / seconds * 100).rounded() / 100)}"#
+            + "\n"
         _ = line.withCString { write(STDOUT_FILENO, $0, strlen($0)) }
     }
     stopAll.finish()

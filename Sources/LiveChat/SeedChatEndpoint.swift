@@ -1,7 +1,7 @@
 import PitlaneCore
 import PitlaneHTTP2
-import PitlaneWeb
 import PitlaneProtobuf
+import PitlaneWeb
 
 /// The seed's WebSocket chat (a Node.js `ws` server) on a Pitlane server, bridged to
 /// ``ChatRooms``: its clients, unchanged, share rooms with gRPC `Chat` clients.
@@ -105,8 +105,9 @@ public enum SeedChatEndpoint {
     static func frame(for event: ChatEvent) -> String? {
         switch event.event {
         case .message(let message):
-            return json(id: message.senderID.isEmpty ? message.nickname : message.senderID,
-                        nickname: message.nickname, text: message.text)
+            return json(
+                id: message.senderID.isEmpty ? message.nickname : message.senderID,
+                nickname: message.nickname, text: message.text)
         case .presence(let presence):
             return notice("\(presence.nickname) \(presence.change == .joined ? "joined" : "left")")
         case .joined, nil:

@@ -95,8 +95,9 @@ public final class OrderLog: Sendable {
             try Self.schema.apply(to: connection, legacyVersion: SchemaMigrations.sqliteUserVersion) { connection in
                 var epoch: UInt64 = 0
                 while epoch == 0 { epoch = UInt64.random(in: .min ... .max) }
-                try connection.run("INSERT INTO log_meta (key, value) VALUES ('epoch', ?) ON CONFLICT (key) DO NOTHING",
-                                   .integer(Int64(bitPattern: epoch)))
+                try connection.run(
+                    "INSERT INTO log_meta (key, value) VALUES ('epoch', ?) ON CONFLICT (key) DO NOTHING",
+                    .integer(Int64(bitPattern: epoch)))
             }
             guard let stored = try connection.first("SELECT value FROM log_meta WHERE key = 'epoch'", as: { $0.int64(at: 0) }) else {
                 throw DatabaseError(.other, message: "the update log has no epoch")
@@ -110,7 +111,8 @@ public final class OrderLog: Sendable {
     /// Creates an order; `.alreadyExists` when the id is taken.
     public func createOrder(id: String, customerID: String, etaDisplay: String) async throws -> OrderSnapshot {
         try await database.transaction { [self] connection in
-            let created = try connection.first("""
+            let created = try connection.first(
+                """
                 INSERT INTO orders (id, customer_id, status, eta_display, created_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """, .text(id), .text(customerID), .int(OrderStatus.received.rawValue), .text(etaDisplay), .integer(Self.nowNanoseconds()),
@@ -140,8 +142,10 @@ public final class OrderLog: Sendable {
     /// next publishes queue up and go into one transaction together — one disk sync for all of
     /// them. Each runs under its own savepoint, so one failing (`.notFound`) fails alone; the
     /// database failing fails them all (`.unavailable`), and none is acknowledged.
-    public func publish(_ event: OrderEvent, to orderID: String,
-                        afterCommit: @escaping @Sendable (LoggedUpdate) -> Void = { _ in }) async throws -> LoggedUpdate {
+    public func publish(
+        _ event: OrderEvent, to orderID: String,
+        afterCommit: @escaping @Sendable (LoggedUpdate) -> Void = { _ in }
+    ) async throws -> LoggedUpdate {
         try await withCheckedThrowingContinuation { continuation in
             let leads = queue.withLock { queue in
                 queue.pending.append(PendingPublish(event: event, orderID: orderID, afterCommit: afterCommit, continuation: continuation))
@@ -201,7 +205,9 @@ public final class OrderLog: Sendable {
 
     /// One publish inside the batch's transaction: its own failure is its result; the
     /// database's failure is thrown (it ends the transaction).
-    private func publishUnderSavepoint(_ request: PendingPublish, in connection: any SQLConnection) throws -> Result<LoggedUpdate, any Error> {
+    private func publishUnderSavepoint(
+        _ request: PendingPublish, in connection: any SQLConnection
+    ) throws -> Result<LoggedUpdate, any Error> {
         try connection.execute("SAVEPOINT publish")
         do {
             let logged = try append(request.event, to: request.orderID, in: connection)
@@ -217,9 +223,11 @@ public final class OrderLog: Sendable {
     private func append(_ event: OrderEvent, to orderID: String, in connection: any SQLConnection) throws -> LoggedUpdate {
         // Taking the next number locks the order's row until the commit: replicas publishing to
         // one order take turns.
-        guard let numbered = try connection.first("""
-            UPDATE orders SET last_sequence = last_sequence + 1 WHERE id = ? RETURNING last_sequence, pruned_through
-            """, .text(orderID), as: { (sequence: $0.int64(at: 0), prunedThrough: $0.int64(at: 1)) })
+        guard
+            let numbered = try connection.first(
+                """
+                UPDATE orders SET last_sequence = last_sequence + 1 WHERE id = ? RETURNING last_sequence, pruned_through
+                """, .text(orderID), as: { (sequence: $0.int64(at: 0), prunedThrough: $0.int64(at: 1)) })
         else {
             throw RPCError(code: .notFound, message: "no order '\(orderID)'")
         }
@@ -228,8 +236,9 @@ public final class OrderLog: Sendable {
         var message = OrderUpdate()
         message.occurredAt = Self.timestamp(nanoseconds: now)
         message.event = event
-        try connection.run("INSERT INTO updates (order_id, sequence, occurred_at, message) VALUES (?, ?, ?, ?)",
-                           .text(orderID), .integer(sequence), .integer(now), .blob(try message.serializedBytes()))
+        try connection.run(
+            "INSERT INTO updates (order_id, sequence, occurred_at, message) VALUES (?, ?, ?, ?)",
+            .text(orderID), .integer(sequence), .integer(now), .blob(try message.serializedBytes()))
         try apply(event, sequence: sequence, occurredAt: message.occurredAt, to: orderID, in: connection)
         try prune(orderID, lastSequence: sequence, prunedThrough: prunedThrough, now: now, in: connection)
         try connection.notify(channel: Self.channel, payload: "\(replicaID) \(sequence) \(orderID)")
@@ -248,8 +257,9 @@ public final class OrderLog: Sendable {
             guard let header = try Self.header(of: orderID, in: connection) else {
                 throw RPCError(code: .notFound, message: "no order '\(orderID)'")
             }
-            let prunedThrough = try prune(orderID, lastSequence: header.lastSequence, prunedThrough: header.prunedThrough,
-                                          now: Self.nowNanoseconds(), in: connection)
+            let prunedThrough = try prune(
+                orderID, lastSequence: header.lastSequence, prunedThrough: header.prunedThrough,
+                now: Self.nowNanoseconds(), in: connection)
             guard !token.isEmpty else { return header.lastSequence }
             let since = try UpdatePosition.parse(token, orderID: orderID, epoch: epoch).sequence
             guard since <= header.lastSequence else {
@@ -272,8 +282,10 @@ public final class OrderLog: Sendable {
             throw RPCError(code: .notFound, message: "no order '\(orderID)'")
         }
         try checkRetained(after, prunedThrough: header.prunedThrough, orderID: orderID)
-        return try connection.all("SELECT sequence, message FROM updates WHERE order_id = ? AND sequence > ? ORDER BY sequence LIMIT ?",
-                                  .text(orderID), .integer(after), .int(limit)) { row in
+        return try connection.all(
+            "SELECT sequence, message FROM updates WHERE order_id = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+            .text(orderID), .integer(after), .int(limit)
+        ) { row in
             let sequence = row.int64(at: 0)
             var message = try OrderUpdate(serializedBytes: row.blob(at: 1))
             message.updateID = UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
@@ -328,11 +340,13 @@ public final class OrderLog: Sendable {
         guard !orders.isEmpty else { return }
         try? database.withConnection { connection in
             for (orderID, sequence) in orders {
-                let newest = sequence == .max
+                let newest =
+                    sequence == .max
                     ? try? connection.first("SELECT last_sequence FROM orders WHERE id = ?", .text(orderID), as: { $0.int64(at: 0) })
                     : sequence
                 guard let newest, newest > 0,
-                      let update = try? updates(of: orderID, after: newest - 1, limit: 1, in: connection).first else { continue }
+                    let update = try? updates(of: orderID, after: newest - 1, limit: 1, in: connection).first
+                else { continue }
                 feed.deliver(update, for: orderID)
             }
         }
@@ -347,20 +361,26 @@ public final class OrderLog: Sendable {
     }
 
     private func snapshot(of orderID: String, in connection: any SQLConnection) throws -> OrderSnapshot? {
-        guard var snapshot = try connection.first("""
-            SELECT customer_id, status, eta_display, courier_latitude, courier_longitude, last_sequence FROM orders WHERE id = ?
-            """, .text(orderID), as: { row in
-                OrderSnapshot.with { snapshot in
-                    snapshot.orderID = orderID
-                    snapshot.customerID = row.text(at: 0)
-                    snapshot.status = OrderStatus(rawValue: row.int(at: 1)) ?? .unspecified
-                    snapshot.etaDisplay = row.text(at: 2)
-                    if !row.isNull(at: 3) {
-                        snapshot.courier = .with { $0.latitude = row.double(at: 3); $0.longitude = row.double(at: 4) }
+        guard
+            var snapshot = try connection.first(
+                """
+                SELECT customer_id, status, eta_display, courier_latitude, courier_longitude, last_sequence FROM orders WHERE id = ?
+                """, .text(orderID),
+                as: { row in
+                    OrderSnapshot.with { snapshot in
+                        snapshot.orderID = orderID
+                        snapshot.customerID = row.text(at: 0)
+                        snapshot.status = OrderStatus(rawValue: row.int(at: 1)) ?? .unspecified
+                        snapshot.etaDisplay = row.text(at: 2)
+                        if !row.isNull(at: 3) {
+                            snapshot.courier = .with {
+                                $0.latitude = row.double(at: 3)
+                                $0.longitude = row.double(at: 4)
+                            }
+                        }
+                        snapshot.latestUpdateID = token(of: orderID, sequence: row.int64(at: 5))
                     }
-                    snapshot.latestUpdateID = token(of: orderID, sequence: row.int64(at: 5))
-                }
-            })
+                })
         else { return nil }
         snapshot.timeline = try connection.all("SELECT event FROM timeline WHERE order_id = ? ORDER BY sequence", .text(orderID)) {
             try Orders_V1_TimelineEvent(serializedBytes: $0.blob(at: 0))
@@ -369,33 +389,41 @@ public final class OrderLog: Sendable {
     }
 
     /// Folds one event into the order's row (and timeline).
-    private func apply(_ event: OrderEvent, sequence: Int64, occurredAt: Google_Protobuf_Timestamp,
-                       to orderID: String, in connection: any SQLConnection) throws {
+    private func apply(
+        _ event: OrderEvent, sequence: Int64, occurredAt: Google_Protobuf_Timestamp,
+        to orderID: String, in connection: any SQLConnection
+    ) throws {
         switch event {
         case .statusChanged(let change):
             try connection.run("UPDATE orders SET status = ? WHERE id = ?", .int(change.status.rawValue), .text(orderID))
         case .etaChanged(let change):
             try connection.run("UPDATE orders SET eta_display = ? WHERE id = ?", .text(change.etaDisplay), .text(orderID))
         case .courierMoved(let move):
-            try connection.run("UPDATE orders SET courier_latitude = ?, courier_longitude = ? WHERE id = ?",
-                               .real(move.latitude), .real(move.longitude), .text(orderID))
+            try connection.run(
+                "UPDATE orders SET courier_latitude = ?, courier_longitude = ? WHERE id = ?",
+                .real(move.latitude), .real(move.longitude), .text(orderID))
         case .timelineEvent(var entry):
             if !entry.hasOccurredAt { entry.occurredAt = occurredAt }
-            try connection.run("INSERT INTO timeline (order_id, sequence, event) VALUES (?, ?, ?)",
-                               .text(orderID), .integer(sequence), .blob(try entry.serializedBytes()))
+            try connection.run(
+                "INSERT INTO timeline (order_id, sequence, event) VALUES (?, ?, ?)",
+                .text(orderID), .integer(sequence), .blob(try entry.serializedBytes()))
         }
     }
 
     /// Drops the order's updates beyond the count limit or older than the age limit (always a
     /// prefix of its log); returns the new `pruned_through`.
     @discardableResult
-    private func prune(_ orderID: String, lastSequence: Int64, prunedThrough: Int64, now: Int64, in connection: any SQLConnection) throws -> Int64 {
+    private func prune(
+        _ orderID: String, lastSequence: Int64, prunedThrough: Int64, now: Int64, in connection: any SQLConnection
+    ) throws -> Int64 {
         let ageLimit = retention.maxAge.components
         let maxAgeNanoseconds = ageLimit.seconds * 1_000_000_000 + ageLimit.attoseconds / 1_000_000_000
-        let cutoff = try connection.first("""
-            SELECT max(sequence) FROM updates WHERE order_id = ? AND (sequence <= ? OR occurred_at < ?)
-            """, .text(orderID), .integer(lastSequence - Int64(retention.maxUpdatesPerOrder)), .integer(now - maxAgeNanoseconds),
-            as: { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }) ?? nil
+        let cutoff =
+            try connection.first(
+                """
+                SELECT max(sequence) FROM updates WHERE order_id = ? AND (sequence <= ? OR occurred_at < ?)
+                """, .text(orderID), .integer(lastSequence - Int64(retention.maxUpdatesPerOrder)), .integer(now - maxAgeNanoseconds),
+                as: { $0.isNull(at: 0) ? nil : $0.int64(at: 0) }) ?? nil
         guard let cutoff, cutoff > prunedThrough else { return prunedThrough }
         try connection.run("DELETE FROM updates WHERE order_id = ? AND sequence <= ?", .text(orderID), .integer(cutoff))
         try connection.run("UPDATE orders SET pruned_through = ? WHERE id = ?", .integer(cutoff), .text(orderID))
@@ -405,62 +433,66 @@ public final class OrderLog: Sendable {
     // MARK: Schema
 
     /// Schema versions, applied in order.
-    static let schema = SchemaMigrations(component: "orders", steps: [
-        (sqlite: """
-            CREATE TABLE log_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-            CREATE TABLE orders (
-                id TEXT PRIMARY KEY,
-                customer_id TEXT NOT NULL,
-                status INTEGER NOT NULL,
-                eta_display TEXT NOT NULL,
-                courier_latitude REAL,
-                courier_longitude REAL,
-                last_sequence INTEGER NOT NULL DEFAULT 0,
-                pruned_through INTEGER NOT NULL DEFAULT 0,
-                created_at INTEGER NOT NULL
-            ) WITHOUT ROWID;
-            CREATE TABLE updates (
-                order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
-                sequence INTEGER NOT NULL,
-                occurred_at INTEGER NOT NULL,
-                message BLOB NOT NULL,
-                PRIMARY KEY (order_id, sequence)
-            ) WITHOUT ROWID;
-            CREATE TABLE timeline (
-                order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
-                sequence INTEGER NOT NULL,
-                event BLOB NOT NULL,
-                PRIMARY KEY (order_id, sequence)
-            ) WITHOUT ROWID;
-            """,
-         postgres: """
-            CREATE TABLE log_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
-            CREATE TABLE orders (
-                id TEXT PRIMARY KEY,
-                customer_id TEXT NOT NULL,
-                status INTEGER NOT NULL,
-                eta_display TEXT NOT NULL,
-                courier_latitude DOUBLE PRECISION,
-                courier_longitude DOUBLE PRECISION,
-                last_sequence BIGINT NOT NULL DEFAULT 0,
-                pruned_through BIGINT NOT NULL DEFAULT 0,
-                created_at BIGINT NOT NULL
-            );
-            CREATE TABLE updates (
-                order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
-                sequence BIGINT NOT NULL,
-                occurred_at BIGINT NOT NULL,
-                message BYTEA NOT NULL,
-                PRIMARY KEY (order_id, sequence)
-            );
-            CREATE TABLE timeline (
-                order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
-                sequence BIGINT NOT NULL,
-                event BYTEA NOT NULL,
-                PRIMARY KEY (order_id, sequence)
-            );
-            """),
-    ])
+    static let schema = SchemaMigrations(
+        component: "orders",
+        steps: [
+            (
+                sqlite: """
+                CREATE TABLE log_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE orders (
+                    id TEXT PRIMARY KEY,
+                    customer_id TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    eta_display TEXT NOT NULL,
+                    courier_latitude REAL,
+                    courier_longitude REAL,
+                    last_sequence INTEGER NOT NULL DEFAULT 0,
+                    pruned_through INTEGER NOT NULL DEFAULT 0,
+                    created_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE updates (
+                    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+                    sequence INTEGER NOT NULL,
+                    occurred_at INTEGER NOT NULL,
+                    message BLOB NOT NULL,
+                    PRIMARY KEY (order_id, sequence)
+                ) WITHOUT ROWID;
+                CREATE TABLE timeline (
+                    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+                    sequence INTEGER NOT NULL,
+                    event BLOB NOT NULL,
+                    PRIMARY KEY (order_id, sequence)
+                ) WITHOUT ROWID;
+                """,
+                postgres: """
+                CREATE TABLE log_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL);
+                CREATE TABLE orders (
+                    id TEXT PRIMARY KEY,
+                    customer_id TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    eta_display TEXT NOT NULL,
+                    courier_latitude DOUBLE PRECISION,
+                    courier_longitude DOUBLE PRECISION,
+                    last_sequence BIGINT NOT NULL DEFAULT 0,
+                    pruned_through BIGINT NOT NULL DEFAULT 0,
+                    created_at BIGINT NOT NULL
+                );
+                CREATE TABLE updates (
+                    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+                    sequence BIGINT NOT NULL,
+                    occurred_at BIGINT NOT NULL,
+                    message BYTEA NOT NULL,
+                    PRIMARY KEY (order_id, sequence)
+                );
+                CREATE TABLE timeline (
+                    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE,
+                    sequence BIGINT NOT NULL,
+                    event BYTEA NOT NULL,
+                    PRIMARY KEY (order_id, sequence)
+                );
+                """
+            )
+        ])
 
     // MARK: Time
 

@@ -86,8 +86,10 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
     private let onChange: @Sendable (Change) async -> Void
     private let state = Mutex(State())
 
-    public init(orderID: String, client: GRPCClient<Transport>, settings: Settings = Settings(),
-                onChange: @escaping @Sendable (Change) async -> Void = { _ in }) {
+    public init(
+        orderID: String, client: GRPCClient<Transport>, settings: Settings = Settings(),
+        onChange: @escaping @Sendable (Change) async -> Void = { _ in }
+    ) {
         self.orderID = orderID
         self.client = Orders_V1_OrderTracking.Client(wrapping: client)
         timeSource = client.transport.timeSource

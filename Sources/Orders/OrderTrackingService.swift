@@ -19,8 +19,10 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
     ///     PublishUpdate reaching the handler to the update committed (durable) and handed to
     ///     the order's watchers; orders-server exports it as `orders_publish_latency_seconds`.
     ///     Publishes that fail are not measured. Default: nothing.
-    public init(log: OrderLog, feed: OrderFeed, access: OrderAccess, timeSource: TimeSource = .continuous,
-                recordPublishLatency: @escaping @Sendable (Duration) -> Void = { _ in }) {
+    public init(
+        log: OrderLog, feed: OrderFeed, access: OrderAccess, timeSource: TimeSource = .continuous,
+        recordPublishLatency: @escaping @Sendable (Duration) -> Void = { _ in }
+    ) {
         self.log = log
         self.feed = feed
         self.access = access
@@ -28,8 +30,11 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         self.recordPublishLatency = recordPublishLatency
     }
 
-    public func getOrder(request: ServerRequest<Orders_V1_GetOrderRequest>, context: ServerContext) async throws
-        -> ServerResponse<OrderSnapshot> {
+    public func getOrder(
+        request: ServerRequest<Orders_V1_GetOrderRequest>, context: ServerContext
+    ) async throws
+        -> ServerResponse<OrderSnapshot>
+    {
         let orderID = request.message.orderID
         let user = try OrderAccess.caller(request.metadata)
         guard let snapshot = try await log.snapshot(of: orderID) else { throw Self.notFound(orderID) }
@@ -37,8 +42,11 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         return ServerResponse(message: snapshot)
     }
 
-    public func createOrder(request: ServerRequest<Orders_V1_CreateOrderRequest>, context: ServerContext) async throws
-        -> ServerResponse<OrderSnapshot> {
+    public func createOrder(
+        request: ServerRequest<Orders_V1_CreateOrderRequest>, context: ServerContext
+    ) async throws
+        -> ServerResponse<OrderSnapshot>
+    {
         let user = try OrderAccess.caller(request.metadata)
         let customer = request.message.customerID.isEmpty ? user : request.message.customerID
         try access.authorize(user, forOrderOf: customer, orderID: request.message.orderID)
@@ -47,8 +55,11 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         return ServerResponse(message: try await log.createOrder(id: orderID, customerID: customer, etaDisplay: request.message.etaDisplay))
     }
 
-    public func publishUpdate(request: ServerRequest<Orders_V1_PublishUpdateRequest>, context: ServerContext) async throws
-        -> ServerResponse<OrderUpdate> {
+    public func publishUpdate(
+        request: ServerRequest<Orders_V1_PublishUpdateRequest>, context: ServerContext
+    ) async throws
+        -> ServerResponse<OrderUpdate>
+    {
         let received = timeSource.now
         let orderID = request.message.orderID
         try await authorize(request.metadata, orderID)
@@ -62,8 +73,11 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         return ServerResponse(message: logged.message)
     }
 
-    public func watchOrder(request: ServerRequest<Orders_V1_WatchOrderRequest>, context: ServerContext) async throws
-        -> StreamingServerResponse<OrderUpdate> {
+    public func watchOrder(
+        request: ServerRequest<Orders_V1_WatchOrderRequest>, context: ServerContext
+    ) async throws
+        -> StreamingServerResponse<OrderUpdate>
+    {
         let orderID = request.message.orderID
         try await authorize(request.metadata, orderID)
         let start = try await log.startSequence(for: orderID, since: request.message.sinceUpdateID)
@@ -76,8 +90,11 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
 
     /// The first request picks the order, the position and the kinds; later ones replace the
     /// kinds on the open stream. The client's half-close ends the RPC.
-    public func followOrder(request: StreamingServerRequest<Orders_V1_FollowOrderRequest>, context: ServerContext) async throws
-        -> StreamingServerResponse<OrderUpdate> {
+    public func followOrder(
+        request: StreamingServerRequest<Orders_V1_FollowOrderRequest>, context: ServerContext
+    ) async throws
+        -> StreamingServerResponse<OrderUpdate>
+    {
         let metadata = request.metadata
         return StreamingServerResponse { writer in
             let selection = FollowSelection()
@@ -179,8 +196,11 @@ struct UpdateStreamer: Sendable {
     }
 
     /// One page of the log after `position` (and before `before`); false when it was empty.
-    private func sendFromLog(after position: inout Position, before: Int64?, write: (OrderUpdate) async throws -> Void) async throws -> Bool {
-        let page = try await log.updates(of: orderID, after: position.handled).filter { update in before.map { update.sequence < $0 } ?? true }
+    private func sendFromLog(after position: inout Position, before: Int64?, write: (OrderUpdate) async throws -> Void) async throws -> Bool
+    {
+        let page = try await log.updates(of: orderID, after: position.handled).filter { update in
+            before.map { update.sequence < $0 } ?? true
+        }
         for update in page { try await send(update, &position, write: write) }
         return !page.isEmpty
     }

@@ -30,8 +30,9 @@ public struct UpdatePosition: Hashable, Sendable {
     public static func parse(_ token: String, orderID: String, epoch: UInt64) throws(RPCError) -> UpdatePosition {
         let utf8 = Array(token.utf8)
         guard utf8.count == 38, utf8[0] == UInt8(ascii: "u"), utf8[1] == UInt8(ascii: "1"),
-              let tokenEpoch = number(utf8[2..<18]), let tag = number(utf8[18..<26]),
-              let sequence = number(utf8[26..<38]) else {
+            let tokenEpoch = number(utf8[2..<18]), let tag = number(utf8[18..<26]),
+            let sequence = number(utf8[26..<38])
+        else {
             throw RPCError(code: .invalidArgument, message: "'\(token.prefix(64))' is not an update id")
         }
         guard tag == UInt64(Self.tag(of: orderID)) else {

@@ -3,7 +3,9 @@
 public struct GeneratorOptions: Sendable {
     /// The access level of generated declarations.
     public enum Visibility: String, Sendable {
-        case `internal` = "Internal", `public` = "Public", `package` = "Package"
+        case `internal` = "Internal"
+        case `public` = "Public"
+        case `package` = "Package"
     }
 
     /// How output files are named after their .proto files.

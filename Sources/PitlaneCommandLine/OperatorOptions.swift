@@ -1,5 +1,5 @@
-import PitlaneObservability
 import PitlaneCore
+import PitlaneObservability
 
 extension CommandLineOptions {
     /// The flags every server takes for operators: `--log-format json|logfmt` (one access-log

@@ -6,8 +6,10 @@ import PitlaneWeb
 /// `--tls`, `--ca`, `--server-name` on clients.
 extension CommandLineOptions {
     /// The value options `serverAddress`, `serverSecurity`, `clientTarget` and `clientSecurity` read.
-    public static let transportOptions: Set<String> = ["host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name", "cors-origins",
-                                                           "keepalive", "min-ping-interval"]
+    public static let transportOptions: Set<String> = [
+        "host", "port", "unix", "tls-cert", "tls-key", "ca", "server-name", "cors-origins",
+        "keepalive", "min-ping-interval",
+    ]
     /// The flag `clientSecurity` reads.
     public static let transportFlags: Set<String> = ["tls"]
 
@@ -44,7 +46,7 @@ extension CommandLineOptions {
     public func serverSecurity() throws -> HTTP2ServerTransport.Security {
         switch (self["tls-cert"], self["tls-key"]) {
         case (nil, nil): return .plaintext
-        case let (certificate?, key?): return .tls(.init(certificateChainPath: certificate, privateKeyPath: key))
+        case (let certificate?, let key?): return .tls(.init(certificateChainPath: certificate, privateKeyPath: key))
         default: throw UsageError(description: "--tls-cert and --tls-key go together")
         }
     }

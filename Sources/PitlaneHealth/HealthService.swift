@@ -58,7 +58,8 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
         for service in state.withLock({ Array($0.statuses.keys) }) { setStatus(.notServing, forService: service) }
     }
 
-    public func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse {
+    public func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse
+    {
         guard let status = state.withLock({ $0.effective(request.service) }) else {
             throw RPCError(code: .notFound, message: "unknown service '\(request.service)'")
         }
@@ -74,8 +75,10 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
 
     /// Sends the current status (SERVICE_UNKNOWN if there is none), then every change, until
     /// the client goes away. A slow watcher sees the latest status, not every step.
-    public func watch(request: Grpc_Health_V1_HealthCheckRequest, response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
-                      context: ServerContext) async throws {
+    public func watch(
+        request: Grpc_Health_V1_HealthCheckRequest, response: RPCWriter<Grpc_Health_V1_HealthCheckResponse>,
+        context: ServerContext
+    ) async throws {
         let (changes, continuation) = AsyncStream.makeStream(of: ServingStatus.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state in
             let id = state.nextWatcher

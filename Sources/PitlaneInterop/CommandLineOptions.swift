@@ -109,20 +109,23 @@ public struct InteropClientOptions: Sendable {
 
     public init(arguments: [String]) throws(UsageError) {
         let flags = try CommandLineFlags(arguments)
-        try flags.rejectUnknown(["server_host", "server_port", "test_case", "use_tls", "use_test_ca", "ca_file",
-                                 "server_host_override"])
+        try flags.rejectUnknown([
+            "server_host", "server_port", "test_case", "use_tls", "use_test_ca", "ca_file",
+            "server_host_override",
+        ])
         let host = flags.string("server_host") ?? "localhost"
         if host.hasPrefix("unix:") {
             target = .unixDomainSocket(path: String(host.dropFirst("unix:".count)))
         } else {
             guard let port = try flags.int("server_port") else { throw UsageError("--server_port is required") }
-            target = if host.allSatisfy({ $0.isNumber || $0 == "." }) {
-                .ipv4(host: host, port: port)
-            } else if host.contains(":") {
-                .ipv6(host: host, port: port)
-            } else {
-                .dns(host: host, port: port)
-            }
+            target =
+                if host.allSatisfy({ $0.isNumber || $0 == "." }) {
+                    .ipv4(host: host, port: port)
+                } else if host.contains(":") {
+                    .ipv6(host: host, port: port)
+                } else {
+                    .dns(host: host, port: port)
+                }
         }
         if try flags.bool("use_tls") {
             var tls = HTTP2ClientTransport.TLSConfig(serverHostnameOverride: flags.string("server_host_override"))

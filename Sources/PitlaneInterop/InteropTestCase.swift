@@ -103,8 +103,10 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
                 options: .defaults.with { $0.messageCompression = control }
             )
             try expectPayload(response.payload, size: 314_159)
-            try expect(control.lastReadWasCompressed == compressed,
-                       "response_compressed \(compressed), but the response arrived \(control.lastReadWasCompressed ? "compressed" : "uncompressed")")
+            try expect(
+                control.lastReadWasCompressed == compressed,
+                "response_compressed \(compressed), but the response arrived \(control.lastReadWasCompressed ? "compressed" : "uncompressed")"
+            )
         }
     }
 
@@ -120,15 +122,30 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
     func clientCompressedStreaming() async throws {
         try await expectFailure(code: .invalidArgument, "the uncompressed probe with expect_compressed") {
             _ = try await service.streamingInputCall { writer in
-                try await writer.write(.with { $0.expectCompressed.value = true; $0.payload = .zeros(27_182) })
+                try await writer.write(
+                    .with {
+                        $0.expectCompressed.value = true
+                        $0.payload = .zeros(27_182)
+                    })
             }
         }
         let control = MessageCompressionControl()
-        let options = CallOptions.defaults.with { $0.compression = .gzip; $0.messageCompression = control }
+        let options = CallOptions.defaults.with {
+            $0.compression = .gzip
+            $0.messageCompression = control
+        }
         let response = try await service.streamingInputCall(options: options) { writer in
-            try await writer.write(.with { $0.expectCompressed.value = true; $0.payload = .zeros(27_182) })
+            try await writer.write(
+                .with {
+                    $0.expectCompressed.value = true
+                    $0.payload = .zeros(27_182)
+                })
             control.compressesWrites = false
-            try await writer.write(.with { $0.expectCompressed.value = false; $0.payload = .zeros(45_904) })
+            try await writer.write(
+                .with {
+                    $0.expectCompressed.value = false
+                    $0.payload = .zeros(45_904)
+                })
         }
         try expect(response.aggregatedPayloadSize == 73_086, "aggregated_payload_size \(response.aggregatedPayloadSize), not 73086")
     }
@@ -150,11 +167,15 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
         let expected: [(compressed: Bool, size: Int)] = [(true, 31_415), (false, 92_653)]
         let request = StreamingOutputCallRequest.with { request in
             request.responseParameters = expected.map { response in
-                .with { $0.compressed.value = response.compressed; $0.size = Int32(response.size) }
+                .with {
+                    $0.compressed.value = response.compressed
+                    $0.size = Int32(response.size)
+                }
             }
         }
         let control = MessageCompressionControl()
-        let received = try await service.streamingOutputCall(request, options: .defaults.with { $0.messageCompression = control }) { response in
+        let received = try await service.streamingOutputCall(request, options: .defaults.with { $0.messageCompression = control }) {
+            response in
             var received: [(compressed: Bool, payload: Grpc_Testing_Payload)] = []
             for try await message in response.messages {
                 received.append((control.lastReadWasCompressed, message.payload))
@@ -162,8 +183,9 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
             return received
         }
         try expectPayloads(received.map(\.payload), sizes: expected.map(\.size))
-        try expect(received.map(\.compressed) == expected.map(\.compressed),
-                   "responses compressed \(received.map(\.compressed)), not \(expected.map(\.compressed))")
+        try expect(
+            received.map(\.compressed) == expected.map(\.compressed),
+            "responses compressed \(received.map(\.compressed)), not \(expected.map(\.compressed))")
     }
 
     func pingPong() async throws {
@@ -173,10 +195,11 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
         let payloads = try await service.fullDuplexCall { writer in
             var waiting = replies.makeAsyncIterator()
             for (requestSize, responseSize) in zip(requestSizes, responseSizes) {
-                try await writer.write(.with {
-                    $0.responseParameters = [.with { $0.size = Int32(responseSize) }]
-                    $0.payload = .zeros(requestSize)
-                })
+                try await writer.write(
+                    .with {
+                        $0.responseParameters = [.with { $0.size = Int32(responseSize) }]
+                        $0.payload = .zeros(requestSize)
+                    })
                 guard await waiting.next() != nil else { return }
             }
         } onResponse: { response in
@@ -192,7 +215,8 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
     }
 
     func emptyStream() async throws {
-        let count = try await service.fullDuplexCall { _ in } onResponse: { response in
+        let count = try await service.fullDuplexCall { _ in
+        } onResponse: { response in
             var count = 0
             for try await _ in response.messages { count += 1 }
             return count
@@ -206,7 +230,8 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
         metadata.addBinary([0xAB, 0xAB, 0xAB], forKey: EchoedMetadata.trailingKey)
         let sent = metadata
 
-        let (unaryInitial, unaryTrailing) = try await service.unaryCall(request: ClientRequest(message: .largeRequest, metadata: sent)) { response in
+        let (unaryInitial, unaryTrailing) = try await service.unaryCall(request: ClientRequest(message: .largeRequest, metadata: sent)) {
+            response in
             let contents = try response.accepted.get()
             try expectPayload(contents.message.payload, size: 314_159)
             return (contents.metadata, contents.trailingMetadata)
@@ -274,10 +299,11 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
         let call = Task {
             defer { firstResponse.finish() }
             return try await service.fullDuplexCall { writer in
-                try await writer.write(.with {
-                    $0.responseParameters = [.with { $0.size = 31_415 }]
-                    $0.payload = .zeros(27_182)
-                })
+                try await writer.write(
+                    .with {
+                        $0.responseParameters = [.with { $0.size = 31_415 }]
+                        $0.payload = .zeros(27_182)
+                    })
                 await waitUntilCancelled()
             } onResponse: { response in
                 for try await _ in response.messages {
@@ -307,10 +333,15 @@ struct InteropCases<Transport: ClientTransport>: Sendable {
     // MARK: Checks
 
     private func expectEchoedStatus(code: Int32, message: String) async throws {
-        let status = Grpc_Testing_EchoStatus.with { $0.code = code; $0.message = message }
+        let status = Grpc_Testing_EchoStatus.with {
+            $0.code = code
+            $0.message = message
+        }
         let unary = try await failure(of: { _ = try await service.unaryCall(.with { $0.responseStatus = status }) })
         let duplex = try await failure(of: {
-            try await service.fullDuplexCall { try await $0.write(.with { $0.responseStatus = status }) } onResponse: { response in
+            try await service.fullDuplexCall {
+                try await $0.write(.with { $0.responseStatus = status })
+            } onResponse: { response in
                 for try await _ in response.messages {}
             }
         })
@@ -370,7 +401,10 @@ func waitUntilCancelled() async {
 extension SimpleRequest {
     /// The large_unary request: 314159 bytes asked for, 271828 zero bytes sent.
     static var largeRequest: SimpleRequest {
-        .with { $0.responseSize = 314_159; $0.payload = .zeros(271_828) }
+        .with {
+            $0.responseSize = 314_159
+            $0.payload = .zeros(271_828)
+        }
     }
 
     /// A copy changed by `update`.

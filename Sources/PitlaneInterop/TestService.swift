@@ -35,7 +35,9 @@ public struct TestService: Grpc_Testing_TestService.ServiceProtocol {
         return ServerResponse(message: .with { $0.payload = payload }, metadata: echo.initial, trailingMetadata: echo.trailing)
     }
 
-    public func cacheableUnaryCall(request: ServerRequest<SimpleRequest>, context: ServerContext) async throws -> ServerResponse<SimpleResponse> {
+    public func cacheableUnaryCall(
+        request: ServerRequest<SimpleRequest>, context: ServerContext
+    ) async throws -> ServerResponse<SimpleResponse> {
         try await unaryCall(request: request, context: context)
     }
 
@@ -60,8 +62,9 @@ public struct TestService: Grpc_Testing_TestService.ServiceProtocol {
             try Self.checkCompression(expected: message.hasExpectCompressed ? message.expectCompressed.value : nil, context)
             total += message.payload.body.count
         }
-        return ServerResponse(message: .with { $0.aggregatedPayloadSize = Int32(total) },
-                              metadata: echo.initial, trailingMetadata: echo.trailing)
+        return ServerResponse(
+            message: .with { $0.aggregatedPayloadSize = Int32(total) },
+            metadata: echo.initial, trailingMetadata: echo.trailing)
     }
 
     public func fullDuplexCall(
@@ -120,9 +123,11 @@ public struct TestService: Grpc_Testing_TestService.ServiceProtocol {
         guard let expected else { return }
         let compressed = context.messageCompression.lastReadWasCompressed
         guard compressed != expected else { return }
-        throw RPCError(code: .invalidArgument,
-                       message: expected ? "expected a compressed request, but it arrived uncompressed"
-                                         : "expected an uncompressed request, but it arrived compressed")
+        throw RPCError(
+            code: .invalidArgument,
+            message: expected
+                ? "expected a compressed request, but it arrived uncompressed"
+                : "expected an uncompressed request, but it arrived compressed")
     }
 
     /// Echo Status: ends the RPC with the requested status (an OK one is no failure).
@@ -140,7 +145,10 @@ public struct TestService: Grpc_Testing_TestService.ServiceProtocol {
             throw RPCError(code: .invalidArgument, message: "payload type \(type.rawValue) is not supported")
         }
         guard size >= 0 else { throw RPCError(code: .invalidArgument, message: "negative payload size \(size)") }
-        return .with { $0.type = type; $0.body = [UInt8](repeating: 0, count: Int(size)) }
+        return .with {
+            $0.type = type
+            $0.body = [UInt8](repeating: 0, count: Int(size))
+        }
     }
 }
 

@@ -22,10 +22,13 @@ public struct AccessLogInterceptor: ServerInterceptor {
     private let write: @Sendable (String) -> Void
 
     /// - Parameter write: receives each line; defaults to standard error.
-    public init(format: Format, write: @escaping @Sendable (String) -> Void = { line in
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-    }) {
+    public init(
+        format: Format,
+        write: @escaping @Sendable (String) -> Void = { line in
+            let bytes = Array((line + "\n").utf8)
+            _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        }
+    ) {
         self.format = format
         self.write = write
     }
@@ -41,8 +44,10 @@ public struct AccessLogInterceptor: ServerInterceptor {
         let start = ContinuousClock.now
         let traceID = request.metadata[stringValues: "traceparent"].first.flatMap(Self.traceID(of:))
         return try await observing(request, context, next: next) { status in
-            self.write(self.line(method: context.descriptor.fullyQualifiedMethod, code: status.code,
-                                 duration: ContinuousClock.now - start, peer: context.peer, traceID: traceID))
+            self.write(
+                self.line(
+                    method: context.descriptor.fullyQualifiedMethod, code: status.code,
+                    duration: ContinuousClock.now - start, peer: context.peer, traceID: traceID))
         }
     }
 

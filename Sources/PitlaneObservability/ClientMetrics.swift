@@ -50,8 +50,9 @@ public final class ClientMetrics: ClientCallObserver {
         }
 
         func callFinished(code: Status.Code, duration: Duration) {
-            HistogramLayout.latency.record(HistogramLayout.nanoseconds(duration), in: counters,
-                                           at: ClientMetrics.base(code) + ClientMetrics.callDuration)
+            HistogramLayout.latency.record(
+                HistogramLayout.nanoseconds(duration), in: counters,
+                at: ClientMetrics.base(code) + ClientMetrics.callDuration)
         }
     }
 
@@ -98,23 +99,28 @@ public final class ClientMetrics: ClientCallObserver {
         let all = methods.values.sorted { $0.label < $1.label } + [other]
         out.header("grpc_client_attempt_started_total", type: "counter", help: "RPC attempts started, by method and target.")
         for method in all {
-            out.sample("grpc_client_attempt_started_total", [("grpc_method", method.label), ("grpc_target", target)],
-                       String(method.counters.load(0)))
+            out.sample(
+                "grpc_client_attempt_started_total", [("grpc_method", method.label), ("grpc_target", target)],
+                String(method.counters.load(0)))
         }
         let series = all.map { (label: $0.label, counters: $0.counters) }
         let target = [("grpc_target", target)]
-        out.statusHistograms("grpc_client_attempt_duration_seconds",
-                             help: "Time from the start of an RPC attempt to its status, by method, target and status.",
-                             methods: series, labels: target, layout: .latency, offset: Self.attemptDuration, perStatus: Self.perStatus)
-        out.statusHistograms("grpc_client_attempt_sent_total_compressed_message_size_bytes",
-                             help: "Bytes of messages an RPC attempt sent, as on the wire (compressed).",
-                             methods: series, labels: target, layout: .size, offset: Self.sentSize, perStatus: Self.perStatus)
-        out.statusHistograms("grpc_client_attempt_rcvd_total_compressed_message_size_bytes",
-                             help: "Bytes of messages an RPC attempt received, as on the wire (compressed).",
-                             methods: series, labels: target, layout: .size, offset: Self.receivedSize, perStatus: Self.perStatus)
-        out.statusHistograms("grpc_client_call_duration_seconds",
-                             help: "Time from the start of an RPC to the status its caller sees, over all its attempts.",
-                             methods: series, labels: target, layout: .latency, offset: Self.callDuration, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_client_attempt_duration_seconds",
+            help: "Time from the start of an RPC attempt to its status, by method, target and status.",
+            methods: series, labels: target, layout: .latency, offset: Self.attemptDuration, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_client_attempt_sent_total_compressed_message_size_bytes",
+            help: "Bytes of messages an RPC attempt sent, as on the wire (compressed).",
+            methods: series, labels: target, layout: .size, offset: Self.sentSize, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_client_attempt_rcvd_total_compressed_message_size_bytes",
+            help: "Bytes of messages an RPC attempt received, as on the wire (compressed).",
+            methods: series, labels: target, layout: .size, offset: Self.receivedSize, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_client_call_duration_seconds",
+            help: "Time from the start of an RPC to the status its caller sees, over all its attempts.",
+            methods: series, labels: target, layout: .latency, offset: Self.callDuration, perStatus: Self.perStatus)
         return out.text
     }
 }

@@ -1,6 +1,6 @@
 import PitlaneCore
-import PitlaneHealth
 import PitlaneHTTP2
+import PitlaneHealth
 import PitlaneWeb
 
 extension HTTP2ServerTransport.Config {

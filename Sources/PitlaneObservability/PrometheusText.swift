@@ -38,8 +38,10 @@ struct PrometheusText {
     /// One series of a histogram whose counters start at `base` in `counters` (laid out by
     /// `layout`): cumulative buckets in `le` order, `+Inf` equal to the count, the sum and the
     /// count. A series that never counted anything is left out unless `always`.
-    mutating func histogram(_ name: String, _ labels: [(String, String)], layout: HistogramLayout,
-                            counters: AtomicCounters, base: Int, always: Bool = false) {
+    mutating func histogram(
+        _ name: String, _ labels: [(String, String)], layout: HistogramLayout,
+        counters: AtomicCounters, base: Int, always: Bool = false
+    ) {
         let count = counters.load(base + layout.bounds.count + 2)
         guard count > 0 || always else { return }
         var cumulative = 0

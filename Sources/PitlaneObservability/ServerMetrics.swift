@@ -100,16 +100,19 @@ public final class ServerMetrics: ServerCallObserver {
         out.header("grpc_server_call_started_total", type: "counter", help: "RPCs started, by method.")
         for method in all { out.sample("grpc_server_call_started_total", [("grpc_method", method.label)], String(method.counters.load(0))) }
         let series = all.map { (label: $0.label, counters: $0.counters) }
-        out.statusHistograms("grpc_server_call_duration_seconds", help: "Time from the start of an RPC to its status, by method and status.",
-                             methods: series, layout: .latency, offset: 0, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_server_call_duration_seconds", help: "Time from the start of an RPC to its status, by method and status.",
+            methods: series, layout: .latency, offset: 0, perStatus: Self.perStatus)
         // gRFC A66 counts bytes as they crossed the wire, compressed: the transport's counts
         // (MessageWireCounts), or serialized sizes in process, where nothing is compressed.
-        out.statusHistograms("grpc_server_call_sent_total_compressed_message_size_bytes",
-                             help: "Bytes of messages an RPC sent, as on the wire (compressed).",
-                             methods: series, layout: .size, offset: HistogramLayout.latency.width, perStatus: Self.perStatus)
-        out.statusHistograms("grpc_server_call_rcvd_total_compressed_message_size_bytes",
-                             help: "Bytes of messages an RPC received, as on the wire (compressed).", methods: series,
-                             layout: .size, offset: HistogramLayout.latency.width + HistogramLayout.size.width, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_server_call_sent_total_compressed_message_size_bytes",
+            help: "Bytes of messages an RPC sent, as on the wire (compressed).",
+            methods: series, layout: .size, offset: HistogramLayout.latency.width, perStatus: Self.perStatus)
+        out.statusHistograms(
+            "grpc_server_call_rcvd_total_compressed_message_size_bytes",
+            help: "Bytes of messages an RPC received, as on the wire (compressed).", methods: series,
+            layout: .size, offset: HistogramLayout.latency.width + HistogramLayout.size.width, perStatus: Self.perStatus)
         out.header("pitlane_server_streams_open", type: "gauge", help: "RPC streams open: calls started and not finished.")
         out.sample("pitlane_server_streams_open", [], String(callsInProgress))
         for gauge in gauges.withLock({ $0 }) {

@@ -102,11 +102,21 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
         var blobs: [[UInt8]?] = []
         for value in values {
             switch value {
-            case .null: texts.append(nil); blobs.append(nil)
-            case .integer(let number): texts.append(String(number)); blobs.append(nil)
-            case .real(let number): texts.append("\(number)"); blobs.append(nil)
-            case .text(let string): texts.append(string); blobs.append(nil)
-            case .blob(let bytes): texts.append(nil); blobs.append(bytes)
+            case .null:
+                texts.append(nil)
+                blobs.append(nil)
+            case .integer(let number):
+                texts.append(String(number))
+                blobs.append(nil)
+            case .real(let number):
+                texts.append("\(number)")
+                blobs.append(nil)
+            case .text(let string):
+                texts.append(string)
+                blobs.append(nil)
+            case .blob(let bytes):
+                texts.append(nil)
+                blobs.append(bytes)
             }
         }
         let formats = blobs.map { $0 == nil ? Int32(0) : 1 }
@@ -206,7 +216,12 @@ struct PostgresRow: SQLRow {
     var row: Int32
 
     private enum TypeID: UInt32 {
-        case bool = 16, int8 = 20, int2 = 21, int4 = 23, float4 = 700, float8 = 701
+        case bool = 16
+        case int8 = 20
+        case int2 = 21
+        case int4 = 23
+        case float4 = 700
+        case float8 = 701
     }
 
     private func bytes(at column: Int32) -> UnsafeRawBufferPointer {
@@ -256,8 +271,10 @@ func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<C
 
 /// Calls `body` with the parameter values as libpq wants them: NUL-terminated text, or bytes
 /// with their lengths, nil for NULL.
-private func withParameterPointers<T>(_ texts: [String?], _ blobs: [[UInt8]?],
-                                      _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?) -> T) -> T {
+private func withParameterPointers<T>(
+    _ texts: [String?], _ blobs: [[UInt8]?],
+    _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?) -> T
+) -> T {
     var storage: [UnsafeMutablePointer<CChar>?] = []
     var lengths: [Int32] = []
     for (text, blob) in zip(texts, blobs) {

@@ -25,8 +25,10 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// Checks the server is reachable (one connection, kept in the pool) unless `connectNow`
     /// is false.
-    public init(settings: PostgresSettings, maxConnections: Int = 16, maxWaiting: Int = 1_024,
-                acquireTimeout: Duration = .seconds(5), connectNow: Bool = true) throws {
+    public init(
+        settings: PostgresSettings, maxConnections: Int = 16, maxWaiting: Int = 1_024,
+        acquireTimeout: Duration = .seconds(5), connectNow: Bool = true
+    ) throws {
         self.settings = settings
         self.maxConnections = max(1, maxConnections)
         self.maxWaiting = maxWaiting
@@ -58,7 +60,8 @@ public final class PostgresDatabase: SQLDatabase {
         if connection.isUsable {
             idle.withLock { $0.append(connection) }
         } else if reused != nil, case .failure(let error as DatabaseError) = result, error.kind == .unavailable,
-                  connection.statementsSent == sentBefore + 1, connection.lastStatementWasHarmless {
+            connection.statementsSent == sentBefore + 1, connection.lastStatementWasHarmless
+        {
             // A reused connection that was dead although it looked alive, found out by a first
             // statement that changed nothing (BEGIN, SELECT): once more, on a new connection.
             let fresh = try PostgresConnection(settings)

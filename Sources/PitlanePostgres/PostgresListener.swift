@@ -26,11 +26,13 @@ public final class PostgresListener: SQLListening {
         self.handler = handler
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
-        pthread_create(&thread, nil, { argument in
-            let listener = Unmanaged<PostgresListener>.fromOpaque(argument!).takeRetainedValue()
-            listener.run()
-            return nil
-        }, context)
+        pthread_create(
+            &thread, nil,
+            { argument in
+                let listener = Unmanaged<PostgresListener>.fromOpaque(argument!).takeRetainedValue()
+                listener.run()
+                return nil
+            }, context)
         self.thread.withLock { $0 = thread }
     }
 

@@ -3,8 +3,8 @@
 /// Generated code stores singular message fields that lead back to their own message as
 /// `Boxed<Child>?`; the public accessor reads and writes `Child` as usual. Boxes are
 /// immutable and shared, so copying a message stays cheap and value semantics hold.
-public enum Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
-    indirect case value(Value)
+public indirect enum Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
+    case value(Value)
 
     @inlinable
     public init(_ value: Value) {

@@ -11,7 +11,8 @@
 /// for (key, value) in labels { print(key.string, value) }
 /// ```
 public struct ProtoStringKey: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible,
-    CustomDebugStringConvertible {
+    CustomDebugStringConvertible
+{
     /// The key as a `String`. Its UTF-8 bytes are exactly those the key was made from, unless
     /// it was decoded from invalid UTF-8 (see ``invalidUTF8``), which it holds repaired.
     public var string: String {

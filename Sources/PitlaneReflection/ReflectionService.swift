@@ -21,10 +21,11 @@ public struct ReflectionService: RegistrableRPCService {
     private let index: DescriptorIndex
 
     public init(services: [(descriptor: ServiceDescriptor, fileDescriptorProtos: [String])]) throws {
-        index = try DescriptorIndex(services: services + [
-            (Grpc_Reflection_V1_ServerReflection.descriptor, Grpc_Reflection_V1_ServerReflection.fileDescriptorProtos),
-            (Grpc_Reflection_V1alpha_ServerReflection.descriptor, Grpc_Reflection_V1alpha_ServerReflection.fileDescriptorProtos),
-        ])
+        index = try DescriptorIndex(
+            services: services + [
+                (Grpc_Reflection_V1_ServerReflection.descriptor, Grpc_Reflection_V1_ServerReflection.fileDescriptorProtos),
+                (Grpc_Reflection_V1alpha_ServerReflection.descriptor, Grpc_Reflection_V1alpha_ServerReflection.fileDescriptorProtos),
+            ])
     }
 
     public func registerMethods(with router: inout RPCRouter) {
@@ -53,7 +54,8 @@ public struct ReflectionService: RegistrableRPCService {
         ) async throws {
             for try await question in request {
                 let asked = try Grpc_Reflection_V1_ServerReflectionRequest(serializedBytes: try question.serializedBytes())
-                let answer = try Grpc_Reflection_V1alpha_ServerReflectionResponse(serializedBytes: try index.answer(asked).serializedBytes())
+                let answer = try Grpc_Reflection_V1alpha_ServerReflectionResponse(
+                    serializedBytes: try index.answer(asked).serializedBytes())
                 try await response.write(answer)
             }
         }
@@ -71,13 +73,16 @@ extension DescriptorIndex {
         case .listServices:
             response.listServicesResponse = .with { $0.service = services.map { name in .with { $0.name = name } } }
         case .fileByFilename(let name):
-            response.messageResponse = files[name] == nil
+            response.messageResponse =
+                files[name] == nil
                 ? Self.notFound("no file named \(name)") : Self.descriptors(self.descriptors(from: name))
         case .fileContainingSymbol(let symbol):
-            response.messageResponse = file(containingSymbol: symbol).map { Self.descriptors(descriptors(from: $0)) }
+            response.messageResponse =
+                file(containingSymbol: symbol).map { Self.descriptors(descriptors(from: $0)) }
                 ?? Self.notFound("no symbol named \(symbol)")
         case .fileContainingExtension(let asked):
-            response.messageResponse = file(extending: asked.containingType, number: asked.extensionNumber)
+            response.messageResponse =
+                file(extending: asked.containingType, number: asked.extensionNumber)
                 .map { Self.descriptors(descriptors(from: $0)) }
                 ?? Self.notFound("no extension \(asked.extensionNumber) of \(asked.containingType)")
         case .allExtensionNumbersOfType(let type):
@@ -103,9 +108,10 @@ extension DescriptorIndex {
     }
 
     private static func notFound(_ message: String) -> Grpc_Reflection_V1_ServerReflectionResponse.OneOf_MessageResponse {
-        .errorResponse(.with {
-            $0.errorCode = Int32(Status.Code.notFound.rawValue)
-            $0.errorMessage = message
-        })
+        .errorResponse(
+            .with {
+                $0.errorCode = Int32(Status.Code.notFound.rawValue)
+                $0.errorMessage = message
+            })
     }
 }

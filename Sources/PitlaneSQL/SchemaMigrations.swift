@@ -15,15 +15,19 @@ public struct SchemaMigrations: Sendable {
     /// Brings the schema up to date; `seed` runs in the same transaction after the steps (to
     /// add rows the component needs once, such as an epoch). `legacyVersion` is asked for
     /// the version when the component has no row yet (schemas from before this table).
-    public func apply(to connection: any SQLConnection, legacyVersion: (any SQLConnection) throws -> Int = { _ in 0 },
-                      seed: (any SQLConnection) throws -> Void = { _ in }) throws {
+    public func apply(
+        to connection: any SQLConnection, legacyVersion: (any SQLConnection) throws -> Int = { _ in 0 },
+        seed: (any SQLConnection) throws -> Void = { _ in }
+    ) throws {
         try connection.transaction {
             if connection.dialect == .postgres {
                 // 0x7069746c = "pitl": one lock for every migration of every component.
                 try connection.run("SELECT pg_advisory_xact_lock(1885959276)")
             }
             try connection.execute("CREATE TABLE IF NOT EXISTS pitlane_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
-            let recorded = try connection.first("SELECT version FROM pitlane_schema WHERE component = ?", .text(component)) { $0.int(at: 0) }
+            let recorded = try connection.first("SELECT version FROM pitlane_schema WHERE component = ?", .text(component)) {
+                $0.int(at: 0)
+            }
             let version = try recorded ?? legacyVersion(connection)
             guard version <= steps.count else {
                 throw DatabaseError(.other, message: "\(component) schema version \(version) is newer than this server's (\(steps.count))")
@@ -31,7 +35,8 @@ public struct SchemaMigrations: Sendable {
             for step in steps[version...] {
                 try connection.execute(connection.dialect == .postgres ? step.postgres : step.sqlite)
             }
-            try connection.run("""
+            try connection.run(
+                """
                 INSERT INTO pitlane_schema (component, version) VALUES (?, ?)
                 ON CONFLICT (component) DO UPDATE SET version = excluded.version
                 """, .text(component), .int(steps.count))

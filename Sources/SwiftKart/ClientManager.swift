@@ -20,16 +20,20 @@ public final class ClientManager: Sendable {
     /// - Parameters:
     ///   - interceptors: applied to every call (tracing, logging), the first outermost.
     ///   - observer: told of every call's attempts and end (`ClientMetrics`). Default none.
-    public init(interceptors: [any ClientInterceptor] = [], observer: (any ClientCallObserver)? = nil,
-                makeTransport: @escaping @Sendable () throws -> HTTP2ClientTransport) {
+    public init(
+        interceptors: [any ClientInterceptor] = [], observer: (any ClientCallObserver)? = nil,
+        makeTransport: @escaping @Sendable () throws -> HTTP2ClientTransport
+    ) {
         self.makeTransport = makeTransport
         self.interceptors = interceptors
         self.observer = observer
     }
 
     /// Runs `body`, on the caller's actor, with the shared client, connecting first if needed.
-    public func withClient<T: Sendable>(isolation: isolated (any Actor)? = #isolation,
-                                        _ body: (Client) async throws -> T) async throws -> T {
+    public func withClient<T: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (Client) async throws -> T
+    ) async throws -> T {
         try await body(try connectIfNecessary())
     }
 

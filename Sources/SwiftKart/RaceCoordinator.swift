@@ -88,12 +88,14 @@ public final class RaceCoordinator: Sendable {
             else { return nil }
             let run = try session.transaction { () throws -> Run in
                 if let current = try Self.run(of: race, in: session), !(try Self.isFinished(race, in: session)) { return current }
-                let next = try session.first("""
-                    INSERT INTO race_runs (race, run, tick, seed, tick_seconds, finished) VALUES (?, 1, 0, ?, ?, 0)
-                    ON CONFLICT (race) DO UPDATE SET run = race_runs.run + 1, tick = 0, seed = excluded.seed,
-                        tick_seconds = excluded.tick_seconds, finished = 0
-                    RETURNING run
-                    """, .text(race), .integer(Int64(bitPattern: seed)), .real(tickSeconds), as: { $0.int64(at: 0) }) ?? 1
+                let next =
+                    try session.first(
+                        """
+                        INSERT INTO race_runs (race, run, tick, seed, tick_seconds, finished) VALUES (?, 1, 0, ?, ?, 0)
+                        ON CONFLICT (race) DO UPDATE SET run = race_runs.run + 1, tick = 0, seed = excluded.seed,
+                            tick_seconds = excluded.tick_seconds, finished = 0
+                        RETURNING run
+                        """, .text(race), .integer(Int64(bitPattern: seed)), .real(tickSeconds), as: { $0.int64(at: 0) }) ?? 1
                 return Run(run: next, tick: 0, seed: seed, tickSeconds: tickSeconds)
             }
             return RaceLease(race: race, run: run, session: session)
@@ -112,16 +114,20 @@ public final class RaceCoordinator: Sendable {
         try connection.first("SELECT finished FROM race_runs WHERE race = ?", .text(race), as: { $0.int64(at: 0) != 0 }) ?? true
     }
 
-    static let schema = SchemaMigrations(component: "race_runs", steps: [
-        (sqlite: """
-            CREATE TABLE race_runs (race TEXT PRIMARY KEY, run INTEGER NOT NULL, tick INTEGER NOT NULL, seed INTEGER NOT NULL,
-                                    tick_seconds REAL NOT NULL, finished INTEGER NOT NULL)
-            """,
-         postgres: """
-            CREATE TABLE race_runs (race TEXT PRIMARY KEY, run BIGINT NOT NULL, tick BIGINT NOT NULL, seed BIGINT NOT NULL,
-                                    tick_seconds DOUBLE PRECISION NOT NULL, finished INTEGER NOT NULL)
-            """),
-    ])
+    static let schema = SchemaMigrations(
+        component: "race_runs",
+        steps: [
+            (
+                sqlite: """
+                CREATE TABLE race_runs (race TEXT PRIMARY KEY, run INTEGER NOT NULL, tick INTEGER NOT NULL, seed INTEGER NOT NULL,
+                                        tick_seconds REAL NOT NULL, finished INTEGER NOT NULL)
+                """,
+                postgres: """
+                CREATE TABLE race_runs (race TEXT PRIMARY KEY, run BIGINT NOT NULL, tick BIGINT NOT NULL, seed BIGINT NOT NULL,
+                                        tick_seconds DOUBLE PRECISION NOT NULL, finished INTEGER NOT NULL)
+                """
+            )
+        ])
 }
 
 /// The right to run one race, held by a session's advisory lock until `release()` (or until
@@ -141,8 +147,9 @@ final class RaceLease {
     /// Announces `tick` to the other replicas, checkpointing it first when `checkpoint`.
     func announce(tick: Int, checkpoint: Bool, finished: Bool) throws {
         if checkpoint || finished {
-            try session.run("UPDATE race_runs SET tick = ?, finished = ? WHERE race = ? AND run = ?",
-                            .int(tick), .int(finished ? 1 : 0), .text(race), .integer(run.run))
+            try session.run(
+                "UPDATE race_runs SET tick = ?, finished = ? WHERE race = ? AND run = ?",
+                .int(tick), .int(finished ? 1 : 0), .text(race), .integer(run.run))
         }
         try session.notify(channel: RaceCoordinator.channel, payload: "\(run.run) \(tick) \(race)")
     }

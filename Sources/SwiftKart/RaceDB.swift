@@ -42,9 +42,12 @@ public final class RaceDB: Sendable {
     /// The race called `name`, or nil when there is none.
     public func race(named name: String) async throws -> ScheduledRace? {
         try await database.withConnection { connection in
-            guard let found = try connection.first("""
-                SELECT id, name, location, latitude, longitude, start_time, laps, championship FROM races WHERE name = ?
-                """, .text(name), as: Self.race(from:)) else { return nil }
+            guard
+                let found = try connection.first(
+                    """
+                    SELECT id, name, location, latitude, longitude, start_time, laps, championship FROM races WHERE name = ?
+                    """, .text(name), as: Self.race(from:))
+            else { return nil }
             return try Self.withDrivers(found.1, raceID: found.0, connection)
         }
     }
@@ -60,55 +63,61 @@ public final class RaceDB: Sendable {
     }
 
     private static func races(atMost count: Int, in connection: any SQLConnection) throws -> [ScheduledRace] {
-        try connection.all("""
+        try connection.all(
+            """
             SELECT id, name, location, latitude, longitude, start_time, laps, championship
             FROM races ORDER BY start_time, id LIMIT ?
-            """, .int(count), as: race(from:))
-            .map { try withDrivers($0.1, raceID: $0.0, connection) }
+            """, .int(count), as: race(from:)
+        )
+        .map { try withDrivers($0.1, raceID: $0.0, connection) }
     }
 
     // MARK: Schema
 
-    static let schema = SchemaMigrations(component: "races", steps: [
-        (sqlite: """
-            CREATE TABLE races (
-                id INTEGER PRIMARY KEY,
-                name TEXT NOT NULL UNIQUE,
-                location TEXT NOT NULL,
-                latitude REAL NOT NULL,
-                longitude REAL NOT NULL,
-                start_time INTEGER NOT NULL,
-                laps INTEGER NOT NULL CHECK (laps > 0),
-                championship TEXT NOT NULL
-            );
-            CREATE INDEX races_by_start_time ON races (start_time);
-            CREATE TABLE drivers (
-                race_id INTEGER NOT NULL REFERENCES races (id) ON DELETE CASCADE,
-                grid_position INTEGER NOT NULL,
-                name TEXT NOT NULL,
-                PRIMARY KEY (race_id, grid_position)
-            );
-            """,
-         postgres: """
-            CREATE TABLE races (
-                id BIGSERIAL PRIMARY KEY,
-                name TEXT NOT NULL UNIQUE,
-                location TEXT NOT NULL,
-                latitude DOUBLE PRECISION NOT NULL,
-                longitude DOUBLE PRECISION NOT NULL,
-                start_time BIGINT NOT NULL,
-                laps INTEGER NOT NULL CHECK (laps > 0),
-                championship TEXT NOT NULL
-            );
-            CREATE INDEX races_by_start_time ON races (start_time);
-            CREATE TABLE drivers (
-                race_id BIGINT NOT NULL REFERENCES races (id) ON DELETE CASCADE,
-                grid_position INTEGER NOT NULL,
-                name TEXT NOT NULL,
-                PRIMARY KEY (race_id, grid_position)
-            );
-            """),
-    ])
+    static let schema = SchemaMigrations(
+        component: "races",
+        steps: [
+            (
+                sqlite: """
+                CREATE TABLE races (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    location TEXT NOT NULL,
+                    latitude REAL NOT NULL,
+                    longitude REAL NOT NULL,
+                    start_time INTEGER NOT NULL,
+                    laps INTEGER NOT NULL CHECK (laps > 0),
+                    championship TEXT NOT NULL
+                );
+                CREATE INDEX races_by_start_time ON races (start_time);
+                CREATE TABLE drivers (
+                    race_id INTEGER NOT NULL REFERENCES races (id) ON DELETE CASCADE,
+                    grid_position INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    PRIMARY KEY (race_id, grid_position)
+                );
+                """,
+                postgres: """
+                CREATE TABLE races (
+                    id BIGSERIAL PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE,
+                    location TEXT NOT NULL,
+                    latitude DOUBLE PRECISION NOT NULL,
+                    longitude DOUBLE PRECISION NOT NULL,
+                    start_time BIGINT NOT NULL,
+                    laps INTEGER NOT NULL CHECK (laps > 0),
+                    championship TEXT NOT NULL
+                );
+                CREATE INDEX races_by_start_time ON races (start_time);
+                CREATE TABLE drivers (
+                    race_id BIGINT NOT NULL REFERENCES races (id) ON DELETE CASCADE,
+                    grid_position INTEGER NOT NULL,
+                    name TEXT NOT NULL,
+                    PRIMARY KEY (race_id, grid_position)
+                );
+                """
+            )
+        ])
 
     private static func raceCount(in connection: any SQLConnection) throws -> Int {
         try connection.first("SELECT count(*) FROM races", as: { $0.int(at: 0) }) ?? 0
@@ -116,21 +125,27 @@ public final class RaceDB: Sendable {
 
     private static func insert(_ race: ScheduledRace, into connection: any SQLConnection) throws {
         try connection.run("DELETE FROM races WHERE name = ?", .text(race.name))
-        let raceID = try connection.first("""
-            INSERT INTO races (name, location, latitude, longitude, start_time, laps, championship)
-            VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
-            """, .text(race.name), .text(race.location), .real(race.latitude), .real(race.longitude),
-            .integer(race.startTime), .int(race.laps), .text(race.championship), as: { $0.int64(at: 0) }) ?? 0
+        let raceID =
+            try connection.first(
+                """
+                INSERT INTO races (name, location, latitude, longitude, start_time, laps, championship)
+                VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """, .text(race.name), .text(race.location), .real(race.latitude), .real(race.longitude),
+                .integer(race.startTime), .int(race.laps), .text(race.championship), as: { $0.int64(at: 0) }) ?? 0
         for (position, name) in race.drivers.enumerated() {
-            try connection.run("INSERT INTO drivers (race_id, grid_position, name) VALUES (?, ?, ?)",
-                               .integer(raceID), .int(position), .text(name))
+            try connection.run(
+                "INSERT INTO drivers (race_id, grid_position, name) VALUES (?, ?, ?)",
+                .integer(raceID), .int(position), .text(name))
         }
     }
 
     private static func race(from row: any SQLRow) -> (Int64, ScheduledRace) {
-        (row.int64(at: 0), ScheduledRace(
-            name: row.text(at: 1), location: row.text(at: 2), latitude: row.double(at: 3), longitude: row.double(at: 4),
-            startTime: row.int64(at: 5), laps: row.int(at: 6), championship: row.text(at: 7), drivers: []))
+        (
+            row.int64(at: 0),
+            ScheduledRace(
+                name: row.text(at: 1), location: row.text(at: 2), latitude: row.double(at: 3), longitude: row.double(at: 4),
+                startTime: row.int64(at: 5), laps: row.int(at: 6), championship: row.text(at: 7), drivers: [])
+        )
     }
 
     private static func withDrivers(_ race: ScheduledRace, raceID: Int64, _ connection: any SQLConnection) throws -> ScheduledRace {

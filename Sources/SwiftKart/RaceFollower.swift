@@ -114,8 +114,9 @@ struct RaceEventBuffer: MailboxBuffer {
         if standings.count > standingsBacklog {
             locations = nil
             standings.removeAll()
-            return RPCError(code: .resourceExhausted,
-                            message: "follower fell more than \(standingsBacklog) standings updates behind the race")
+            return RPCError(
+                code: .resourceExhausted,
+                message: "follower fell more than \(standingsBacklog) standings updates behind the race")
         }
         return nil
     }

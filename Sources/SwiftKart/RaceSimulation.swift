@@ -40,9 +40,10 @@ struct RaceSimulation: Sendable {
         laps = max(1, race.laps)
         self.tickSeconds = tickSeconds
         karts = race.drivers.indices.map { grid in
-            let pace = 13 + random.unit() * 2          // 47 to 54 km/h
-            return Kart(number: grid + 1, basePace: pace, lapPace: pace, distance: -3 * Double(grid),
-                        finishedAt: nil, random: SplitMix64(seed: random.next()))
+            let pace = 13 + random.unit() * 2  // 47 to 54 km/h
+            return Kart(
+                number: grid + 1, basePace: pace, lapPace: pace, distance: -3 * Double(grid),
+                finishedAt: nil, random: SplitMix64(seed: random.next()))
         }
         leaderDistance = [karts.map(\.distance).max() ?? 0]
     }
@@ -86,7 +87,7 @@ struct RaceSimulation: Sendable {
     func standings() -> Standings {
         let order = karts.sorted { a, b in
             switch (a.finishedAt, b.finishedAt) {
-            case let (x?, y?): return x != y ? x < y : a.number < b.number
+            case (let x?, let y?): return x != y ? x < y : a.number < b.number
             case (.some, nil): return true
             case (nil, .some): return false
             case (nil, nil): return a.distance != b.distance ? a.distance > b.distance : a.number < b.number
@@ -113,14 +114,16 @@ struct RaceSimulation: Sendable {
     /// Race seconds at which the farthest kart first reached `distance` (interpolated within
     /// the tick); now, if no kart has got there.
     private func timeLeaderReached(_ distance: Double) -> Double {
-        var low = 0, high = leaderDistance.count - 1
+        var low = 0
+        var high = leaderDistance.count - 1
         guard leaderDistance[high] >= distance else { return elapsed }
         while low < high {
             let middle = (low + high) / 2
             if leaderDistance[middle] >= distance { high = middle } else { low = middle + 1 }
         }
         guard low > 0 else { return 0 }
-        let before = leaderDistance[low - 1], after = leaderDistance[low]
+        let before = leaderDistance[low - 1]
+        let after = leaderDistance[low]
         let fraction = after > before ? (distance - before) / (after - before) : 1
         return (Double(low - 1) + fraction) * tickSeconds
     }

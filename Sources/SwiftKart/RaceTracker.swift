@@ -191,8 +191,10 @@ final class LiveRace: Sendable {
     /// Paces `simulation` to its finish, one tick per tick interval of the settings' clock,
     /// publishing each; `announce` runs before each publish (a leader tells the other replicas)
     /// and ends the drive when it throws. True when the race finished.
-    private func drive(_ simulation: inout RaceSimulation,
-                       announce: (RaceSimulation, _ standings: Bool) throws -> Void = { _, _ in }) async -> Bool {
+    private func drive(
+        _ simulation: inout RaceSimulation,
+        announce: (RaceSimulation, _ standings: Bool) throws -> Void = { _, _ in }
+    ) async -> Bool {
         let clock = settings.timeSource
         var deadline = clock.now
         // Tick 0 opens with standings; a race taken over mid-way sends them on its usual ticks.
@@ -219,7 +221,8 @@ final class LiveRace: Sendable {
         var mirrored: (run: Int64, simulation: RaceSimulation)?
         while !Task.isCancelled {
             if let lease = coordinator.tryToLead(race.name, seed: settings.seed, tickSeconds: tickSeconds) {
-                var simulation = mirrored.flatMap { $0.run == lease.run.run ? $0.simulation : nil }
+                var simulation =
+                    mirrored.flatMap { $0.run == lease.run.run ? $0.simulation : nil }
                     ?? RaceSimulation(race: race, seed: lease.run.seed, tickSeconds: lease.run.tickSeconds)
                 while simulation.tick < lease.run.tick { simulation.advance() }
                 let finished = await drive(&simulation) { simulation, standings in
@@ -236,7 +239,8 @@ final class LiveRace: Sendable {
                 try? await Task.sleep(for: RaceCoordinator.retryInterval)
                 continue
             }
-            var simulation = mirrored.flatMap { $0.run == run.run ? $0.simulation : nil }
+            var simulation =
+                mirrored.flatMap { $0.run == run.run ? $0.simulation : nil }
                 ?? RaceSimulation(race: race, seed: run.seed, tickSeconds: run.tickSeconds)
             if simulation.tick < run.tick || mirrored?.run != run.run {
                 while simulation.tick < run.tick { simulation.advance() }

@@ -14,8 +14,10 @@ public struct ScheduledRace: Sendable, Hashable {
     /// In grid order; driver `i` drives kart number `i + 1`.
     public var drivers: [String]
 
-    public init(name: String, location: String, latitude: Double, longitude: Double,
-                startTime: Int64, laps: Int, championship: String, drivers: [String]) {
+    public init(
+        name: String, location: String, latitude: Double, longitude: Double,
+        startTime: Int64, laps: Int, championship: String, drivers: [String]
+    ) {
         self.name = name
         self.location = location
         self.latitude = latitude

@@ -36,12 +36,14 @@ struct Track: Sendable {
             local.append((radius * scale * cos(angle), 0.6 * radius * scale * sin(angle)))
         }
         points = local.map {
-            Coordinate(latitude: center.latitude + $0.y / metresPerDegreeLatitude,
-                       longitude: center.longitude + $0.x / metresPerDegreeLongitude)
+            Coordinate(
+                latitude: center.latitude + $0.y / metresPerDegreeLatitude,
+                longitude: center.longitude + $0.x / metresPerDegreeLongitude)
         }
         var distances = [0.0]
         for index in 1...corners {
-            let from = local[index - 1], to = local[index % corners]
+            let from = local[index - 1]
+            let to = local[index % corners]
             distances.append(distances[index - 1] + ((to.x - from.x) * (to.x - from.x) + (to.y - from.y) * (to.y - from.y)).squareRoot())
         }
         length = distances.removeLast()
@@ -52,16 +54,19 @@ struct Track: Sendable {
     func coordinate(atDistance distance: Double) -> Coordinate {
         let onLap = distance.truncatingRemainder(dividingBy: length)
         // The segment that holds `onLap`: the last corner at or before it.
-        var low = 0, high = distances.count - 1
+        var low = 0
+        var high = distances.count - 1
         while low < high {
             let middle = (low + high + 1) / 2
             if distances[middle] <= onLap { low = middle } else { high = middle - 1 }
         }
-        let from = points[low], to = points[(low + 1) % points.count]
+        let from = points[low]
+        let to = points[(low + 1) % points.count]
         let segmentEnd = low + 1 < distances.count ? distances[low + 1] : length
         let fraction = (onLap - distances[low]) / (segmentEnd - distances[low])
-        return Coordinate(latitude: from.latitude + (to.latitude - from.latitude) * fraction,
-                          longitude: from.longitude + (to.longitude - from.longitude) * fraction)
+        return Coordinate(
+            latitude: from.latitude + (to.latitude - from.latitude) * fraction,
+            longitude: from.longitude + (to.longitude - from.longitude) * fraction)
     }
 }
 

@@ -14,9 +14,11 @@ public enum WebApp {
     /// no such folder (an executable copied without its resources): the server then serves
     /// its RPCs only.
     public static func files(root: String? = nil) throws -> StaticFiles? {
-        let executable = URL(filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-            ?? CommandLine.arguments[0])
-        let candidates = [root].compactMap { $0 }
+        let executable = URL(
+            filePath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0])
+        let candidates =
+            [root].compactMap { $0 }
             + [executable.deletingLastPathComponent().appending(path: bundleName).appending(path: "Static").path]
         guard let folder = candidates.first(where: { isDirectory($0) }) else { return nil }
         let base = URL(filePath: folder).standardizedFileURL.path

@@ -20,8 +20,9 @@ func say(_ line: String) {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage, valueOptions: CommandLineOptions.transportOptions.union(["nick"]),
-                                     flagOptions: CommandLineOptions.transportFlags)
+    options = try CommandLineOptions(
+        Array(CommandLine.arguments.dropFirst()), usage: usage, valueOptions: CommandLineOptions.transportOptions.union(["nick"]),
+        flagOptions: CommandLineOptions.transportFlags)
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -55,7 +56,13 @@ do {
 do {
     try await withGRPCClient(transport: try HTTP2ClientTransport(target: target, security: options.clientSecurity())) { client in
         try await Chat_V1_ChatRoom.Client(wrapping: client).chat { writer in
-            try await writer.write(.with { $0.join = .with { $0.room = room; $0.nickname = nickname } })
+            try await writer.write(
+                .with {
+                    $0.join = .with {
+                        $0.room = room
+                        $0.nickname = nickname
+                    }
+                })
             for await line in inputLines() where !line.isEmpty {
                 try await writer.write(.with { $0.send = .with { $0.text = line } })
             }

@@ -5,10 +5,10 @@ import Foundation
 import LiveChat
 import Orders
 import Pitlane
+import PitlaneCommandLine
 import PitlaneHealth
 import PitlaneObservability
 import PitlaneReflection
-import PitlaneCommandLine
 import PitlaneSQL
 import WebApp
 
@@ -37,8 +37,10 @@ do {
     let options = try CommandLineOptions(
         Array(CommandLine.arguments.dropFirst()), usage: usage,
         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
-            .union(CommandLineOptions.databaseOptions).union(["tokens", "staff", "retain-updates", "retain-seconds",
-                       "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root"]),
+            .union(CommandLineOptions.databaseOptions).union([
+                "tokens", "staff", "retain-updates", "retain-seconds",
+                "watch-buffer", "durability", "chat-history", "chat-backlog", "max-streams", "ws-max-message", "web-root",
+            ]),
         flagOptions: CommandLineOptions.tracingFlags)
     let retention = OrderLog.Retention(
         maxUpdatesPerOrder: max(1, try options.integer("retain-updates", default: 10_000)),
@@ -51,8 +53,9 @@ do {
     let feed = OrderFeed(bufferLimit: max(1, try options.integer("watch-buffer", default: 1_024)))
     let access: OrderAccess
     do {
-        access = try OrderAccess(tokens: options["tokens"] ?? "alice-token=alice,bob-token=bob,staff-token=staff",
-                                 staff: options["staff"] ?? "staff")
+        access = try OrderAccess(
+            tokens: options["tokens"] ?? "alice-token=alice,bob-token=bob,staff-token=staff",
+            staff: options["staff"] ?? "staff")
     } catch let error as RPCError {
         throw CommandLineOptions.UsageError(description: "--tokens: \(error.message)")
     }
@@ -103,9 +106,10 @@ do {
         services: services, interceptors: try options.accessLog() + tracing + [access.interceptor()], observer: metrics)
     metrics.observe(server.transport)
     metrics.addGauge("orders_watchers", help: "WatchOrder and FollowOrder streams receiving live updates.") { feed.watcherCount }
-    metrics.addHistogram("orders_publish_latency_seconds",
-                         help: "Time from a PublishUpdate reaching its handler to its update committed and handed to the order's watchers.",
-                         publishLatency)
+    metrics.addHistogram(
+        "orders_publish_latency_seconds",
+        help: "Time from a PublishUpdate reaching its handler to its update committed and handed to the order's watchers.",
+        publishLatency)
     metrics.addGauge("chat_rooms", help: "Chat rooms with someone in them.") { rooms.counts.rooms }
     metrics.addGauge("chat_participants", help: "Chat participants, gRPC and WebSocket.") { rooms.counts.participants }
 

@@ -33,10 +33,11 @@ func say(_ line: String) {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
-                                     valueOptions: CommandLineOptions.transportOptions.union(["token", "id", "customer", "eta", "count"])
-                                         .union(CommandLineOptions.clientMetricsOptions),
-                                     flagOptions: CommandLineOptions.transportFlags)
+    options = try CommandLineOptions(
+        Array(CommandLine.arguments.dropFirst()), usage: usage,
+        valueOptions: CommandLineOptions.transportOptions.union(["token", "id", "customer", "eta", "count"])
+            .union(CommandLineOptions.clientMetricsOptions),
+        flagOptions: CommandLineOptions.transportFlags)
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -70,8 +71,10 @@ let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10) }
 let metrics = options.clientMetrics(target: target, methods: Orders_V1_OrderTracking.Method.descriptors)
 
 func describe(_ snapshot: OrderSnapshot) -> String {
-    var lines = ["order \(snapshot.orderID) (customer \(snapshot.customerID)): \(OrderViewState.text(for: snapshot.status))"
-                 + (snapshot.etaDisplay.isEmpty ? "" : ", ETA \(snapshot.etaDisplay)")]
+    var lines = [
+        "order \(snapshot.orderID) (customer \(snapshot.customerID)): \(OrderViewState.text(for: snapshot.status))"
+            + (snapshot.etaDisplay.isEmpty ? "" : ", ETA \(snapshot.etaDisplay)")
+    ]
     if snapshot.hasCourier { lines.append("  courier at \(snapshot.courier.latitude), \(snapshot.courier.longitude)") }
     for event in snapshot.timeline { lines.append("  • \(event.title)" + (event.subtitle.isEmpty ? "" : " — \(event.subtitle)")) }
     lines.append("  latest update \(snapshot.latestUpdateID)")
@@ -93,8 +96,10 @@ func event(from words: ArraySlice<String>) -> Orders_V1_PublishUpdateRequest.One
     let rest = Array(words.dropFirst())
     switch kind {
     case "status":
-        let names: [String: OrderStatus] = ["received": .received, "preparing": .preparing, "out-for-delivery": .outForDelivery,
-                                           "delivered": .delivered, "canceled": .canceled]
+        let names: [String: OrderStatus] = [
+            "received": .received, "preparing": .preparing, "out-for-delivery": .outForDelivery,
+            "delivered": .delivered, "canceled": .canceled,
+        ]
         guard rest.count == 1, let status = names[rest[0]] else { return nil }
         return .statusChanged(.with { $0.status = status })
     case "eta":
@@ -102,10 +107,18 @@ func event(from words: ArraySlice<String>) -> Orders_V1_PublishUpdateRequest.One
         return .etaChanged(.with { $0.etaDisplay = rest.joined(separator: " ") })
     case "courier":
         guard rest.count == 2, let latitude = Double(rest[0]), let longitude = Double(rest[1]) else { return nil }
-        return .courierMoved(.with { $0.latitude = latitude; $0.longitude = longitude })
+        return .courierMoved(
+            .with {
+                $0.latitude = latitude
+                $0.longitude = longitude
+            })
     case "timeline":
         guard (1...2).contains(rest.count) else { return nil }
-        return .timelineEvent(.with { $0.title = rest[0]; $0.subtitle = rest.count == 2 ? rest[1] : "" })
+        return .timelineEvent(
+            .with {
+                $0.title = rest[0]
+                $0.subtitle = rest.count == 2 ? rest[1] : ""
+            })
     default:
         return nil
     }
@@ -121,8 +134,9 @@ func watch(_ orderID: String, count: Int?, client: GRPCClient<HTTP2ClientTranspo
     let store = OrderStreamStore(orderID: orderID, client: client, settings: settings) { change in
         switch change {
         case .bootstrapped(let order, let latest):
-            say("order \(order.id): \(order.statusText)" + (order.etaText.isEmpty ? "" : ", ETA \(order.etaText)")
-                + (order.courier.map { ", courier at \($0.latitude), \($0.longitude)" } ?? "") + "  (at \(latest))")
+            say(
+                "order \(order.id): \(order.statusText)" + (order.etaText.isEmpty ? "" : ", ETA \(order.etaText)")
+                    + (order.courier.map { ", courier at \($0.latitude), \($0.longitude)" } ?? "") + "  (at \(latest))")
         case .applied(let update, _):
             guard update.event != nil else { return }
             say("\(update.updateID)  \(describe(update))")
@@ -158,18 +172,23 @@ do {
         let orders = Orders_V1_OrderTracking.Client(wrapping: client)
         switch positional.first {
         case "create":
-            let snapshot = try await orders.createOrder(.with {
-                $0.orderID = options["id"] ?? ""
-                $0.customerID = options["customer"] ?? ""
-                $0.etaDisplay = options["eta"] ?? ""
-            }, options: callOptions)
+            let snapshot = try await orders.createOrder(
+                .with {
+                    $0.orderID = options["id"] ?? ""
+                    $0.customerID = options["customer"] ?? ""
+                    $0.etaDisplay = options["eta"] ?? ""
+                }, options: callOptions)
             say(describe(snapshot))
         case "get":
             guard positional.count == 2 else { fail(usage, status: 2) }
             say(describe(try await orders.getOrder(.with { $0.orderID = positional[1] }, options: callOptions)))
         case "publish":
             guard positional.count >= 3, let event = event(from: positional[2...]) else { fail(usage, status: 2) }
-            let update = try await orders.publishUpdate(.with { $0.orderID = positional[1]; $0.event = event }, options: callOptions)
+            let update = try await orders.publishUpdate(
+                .with {
+                    $0.orderID = positional[1]
+                    $0.event = event
+                }, options: callOptions)
             say("\(update.updateID)  \(describe(update))")
         case "watch":
             guard positional.count == 2 else { fail(usage, status: 2) }

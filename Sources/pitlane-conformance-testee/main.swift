@@ -1,7 +1,8 @@
+import PitlaneProtobuf
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import PitlaneProtobuf
 
 // The testee side of Google's conformance protocol: on stdin a 4-byte little-endian length
 // and a ConformanceRequest, on stdout the same framing around a ConformanceResponse, until
@@ -9,7 +10,8 @@ import PitlaneProtobuf
 // Tests/Peers/conformance_peer.py.
 
 if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
-    print("""
+    print(
+        """
         usage: pitlane-conformance-testee
         Speaks Google's protobuf conformance protocol on standard input and output (each request and
         response a 4-byte little-endian length, then the message) until standard input ends; run by

@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
-    print("""
+    print(
+        """
         usage: protoc --plugin=protoc-gen-pitlane --pitlane_out=DIR [--pitlane_opt=OPTION,...] FILE.proto ...
         protoc's plugin for Pitlane: reads a CodeGeneratorRequest on standard input and writes the
         Swift messages and service stubs as a CodeGeneratorResponse on standard output. In a

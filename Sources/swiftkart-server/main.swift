@@ -1,10 +1,10 @@
 // swiftkart-server: the SwiftKart service and the standard health service on one port.
 import Foundation
 import Pitlane
+import PitlaneCommandLine
 import PitlaneHealth
 import PitlaneObservability
 import PitlaneReflection
-import PitlaneCommandLine
 import SwiftKart
 import WebApp
 
@@ -23,10 +23,11 @@ func log(_ message: String) {
 }
 
 do {
-    let options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
-                                         valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
-                                                                    .union(CommandLineOptions.databaseOptions).union(["speed", "seed", "max-streams", "web-root"]),
-                                         flagOptions: CommandLineOptions.tracingFlags)
+    let options = try CommandLineOptions(
+        Array(CommandLine.arguments.dropFirst()), usage: usage,
+        valueOptions: CommandLineOptions.transportOptions.union(CommandLineOptions.operatorOptions)
+            .union(CommandLineOptions.databaseOptions).union(["speed", "seed", "max-streams", "web-root"]),
+        flagOptions: CommandLineOptions.tracingFlags)
     let (store, databaseName) = try options.database(defaultPath: "data/swiftkart.sqlite")
     let database = try RaceDB(database: store)
 
@@ -58,9 +59,10 @@ do {
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
     let spans = options.spanExporter(serviceName: "swiftkart-server")
-    let server = GRPCServer(transport: .http2(address: address, security: security, config: config),
-                            services: services, interceptors: try options.accessLog() + options.tracingServerInterceptors(spans),
-                            observer: metrics)
+    let server = GRPCServer(
+        transport: .http2(address: address, security: security, config: config),
+        services: services, interceptors: try options.accessLog() + options.tracingServerInterceptors(spans),
+        observer: metrics)
     metrics.observe(server.transport)
     metrics.addGauge("swiftkart_live_races", help: "Race simulations running.") { tracker.counts.races }
     metrics.addGauge("swiftkart_race_followers", help: "Followers of live races (FollowRace and WatchRace streams).") {

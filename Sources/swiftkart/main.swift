@@ -3,10 +3,10 @@
 //   swiftkart follow "Duck Pond Dash"    a live race: track map, and the leaderboard on `l`
 import Foundation
 import Pitlane
-import Synchronization
 import PitlaneCommandLine
 import PitlaneObservability
 import SwiftKart
+import Synchronization
 
 let usage = """
     usage: swiftkart races [--limit N]
@@ -25,10 +25,11 @@ func fail(_ message: String, status: Int32 = 1) -> Never {
 
 let options: CommandLineOptions
 do {
-    options = try CommandLineOptions(Array(CommandLine.arguments.dropFirst()), usage: usage,
-                                     valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"])
-                                         .union(CommandLineOptions.clientMetricsOptions),
-                                     flagOptions: CommandLineOptions.transportFlags.union(["plain"]).union(CommandLineOptions.tracingFlags))
+    options = try CommandLineOptions(
+        Array(CommandLine.arguments.dropFirst()), usage: usage,
+        valueOptions: CommandLineOptions.transportOptions.union(["limit", "seconds", "otlp-endpoint"])
+            .union(CommandLineOptions.clientMetricsOptions),
+        flagOptions: CommandLineOptions.transportFlags.union(["plain"]).union(CommandLineOptions.tracingFlags))
 } catch {
     fail("\(error)\n\(usage)", status: 2)
 }
@@ -45,7 +46,10 @@ let metrics = options.clientMetrics(target: target, methods: SwiftKartService.Me
 let manager = ClientManager(interceptors: options.tracingClientInterceptors(spans), observer: metrics) {
     try HTTP2ClientTransport(target: target, security: security)
 }
-let callOptions = CallOptions.defaults.with { $0.timeout = .seconds(10); $0.waitForReady = true }
+let callOptions = CallOptions.defaults.with {
+    $0.timeout = .seconds(10)
+    $0.waitForReady = true
+}
 
 /// The schedule as a table.
 func listRaces(limit: Int32) async throws {
@@ -59,8 +63,9 @@ func listRaces(limit: Int32) async throws {
     func column(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
     print(column("START (UTC)", 18) + column("RACE", 24) + column("LOCATION", 34) + column("CHAMPIONSHIP", 26) + "LAPS  DRIVERS")
     for race in races {
-        print(column(formatter.string(from: race.startTime.date), 18) + column(race.name, 24) + column(race.location, 34)
-              + column(race.championship, 26) + column(String(race.laps), 6) + String(race.drivers.count))
+        print(
+            column(formatter.string(from: race.startTime.date), 18) + column(race.name, 24) + column(race.location, 34)
+                + column(race.championship, 26) + column(String(race.laps), 6) + String(race.drivers.count))
     }
     print("\(races.count) races")
 }
@@ -85,7 +90,12 @@ func follow(raceName: String, seconds: Int?, plain: Bool) async throws {
         Task.detached {
             for await key in Terminal.keys() {
                 switch key {
-                case UInt8(ascii: "l"): subscription.yield(view.withLock { $0.showLeaderboard.toggle(); return $0.showLeaderboard })
+                case UInt8(ascii: "l"):
+                    subscription.yield(
+                        view.withLock {
+                            $0.showLeaderboard.toggle()
+                            return $0.showLeaderboard
+                        })
                 case UInt8(ascii: "q"):
                     stoppedByUser.withLock { $0 = true }
                     subscription.finish()
@@ -106,10 +116,11 @@ func follow(raceName: String, seconds: Int?, plain: Bool) async throws {
     try await manager.withClient { client in
         try await SwiftKartService.Client(wrapping: client).followRace { requests in
             for await showLeaderboard in subscriptions {
-                try await requests.write(.with {
-                    $0.raceName = race.name
-                    $0.eventTypes = showLeaderboard ? [.kartLocations, .standings] : [.kartLocations]
-                })
+                try await requests.write(
+                    .with {
+                        $0.raceName = race.name
+                        $0.eventTypes = showLeaderboard ? [.kartLocations, .standings] : [.kartLocations]
+                    })
             }
         } onResponse: { response in
             var lastDrawn = ContinuousClock.now - .seconds(1)

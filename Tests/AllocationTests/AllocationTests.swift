@@ -54,8 +54,9 @@ struct AllocationTests {
 private let allocationProbeVariable = "PITLANE_ALLOCATION_PROBE"
 
 /// The counting itself, run only in the process ``AllocationTests`` starts for it.
-@Suite("Allocation probe", .enabled(if: ProcessInfo.processInfo.environment[allocationProbeVariable] != nil),
-       .timeLimit(.minutes(2)))
+@Suite(
+    "Allocation probe", .enabled(if: ProcessInfo.processInfo.environment[allocationProbeVariable] != nil),
+    .timeLimit(.minutes(2)))
 struct AllocationProbe {
     static let variable = allocationProbeVariable
     static let calls = 1_000
@@ -77,7 +78,9 @@ struct AllocationProbe {
                 for _ in 0..<calls { _ = try await echo.get(request) }
                 let allocations = Int(pitlane_allocations_stop())
                 let perCall = Double(allocations) / Double(calls)
-                print("AllocationTests: \(allocations) allocations in \(calls) unary calls, \(perCall) per call (bound \(AllocationTests.bound))")
+                print(
+                    "AllocationTests: \(allocations) allocations in \(calls) unary calls, \(perCall) per call (bound \(AllocationTests.bound))"
+                )
             }
         }
     }

@@ -16,11 +16,13 @@ struct DeadlineMemoryTests {
         _ = FileManager.default.createFile(atPath: body, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
 
         func load(_ requests: Int) async throws {
-            let (status, output) = try await runProcess("/usr/bin/h2load", [
-                "-n", String(requests), "-c", "4", "-m", "32",
-                "-H", "content-type: application/grpc", "-H", "te: trailers", "-H", "grpc-timeout: 120S",
-                "-d", body, "http://127.0.0.1:\(server.port)/bench.v1.Bench/Unary",
-            ])
+            let (status, output) = try await runProcess(
+                "/usr/bin/h2load",
+                [
+                    "-n", String(requests), "-c", "4", "-m", "32",
+                    "-H", "content-type: application/grpc", "-H", "te: trailers", "-H", "grpc-timeout: 120S",
+                    "-d", body, "http://127.0.0.1:\(server.port)/bench.v1.Bench/Unary",
+                ])
             #expect(status == 0 && output.contains("\(requests) succeeded"), "\(output)")
         }
         try await load(1_000)
@@ -37,16 +39,21 @@ struct DeadlineMemoryTests {
     func webProtocolsFreeTheirMemory() async throws {
         let server = try await ServerProcess.start(try InteropTests.product("pitlane-bench-server"), ["--port", "0"])
         let directory = try TemporaryDirectory()
-        let bare = directory.path + "/bare", framed = directory.path + "/framed"
+        let bare = directory.path + "/bare"
+        let framed = directory.path + "/framed"
         _ = FileManager.default.createFile(atPath: bare, contents: Data([0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
         _ = FileManager.default.createFile(atPath: framed, contents: Data([0, 0, 0, 0, 0x12, 0x0a, 0x10] + Array("PitlanePitlane!!".utf8)))
 
         func load(_ requests: Int) async throws {
-            for (contentType, body, extra) in [("application/proto", bare, ["--h1", "-m", "1"]), ("application/grpc-web+proto", framed, ["-m", "32"])] {
-                let (status, output) = try await runProcess("/usr/bin/h2load", [
-                    "-n", String(requests), "-c", "4", "-H", "content-type: \(contentType)", "-H", "connect-timeout-ms: 120000",
-                    "-d", body, "http://127.0.0.1:\(server.port)/bench.v1.Bench/Unary",
-                ] + extra)
+            for (contentType, body, extra) in [
+                ("application/proto", bare, ["--h1", "-m", "1"]), ("application/grpc-web+proto", framed, ["-m", "32"]),
+            ] {
+                let (status, output) = try await runProcess(
+                    "/usr/bin/h2load",
+                    [
+                        "-n", String(requests), "-c", "4", "-H", "content-type: \(contentType)", "-H", "connect-timeout-ms: 120000",
+                        "-d", body, "http://127.0.0.1:\(server.port)/bench.v1.Bench/Unary",
+                    ] + extra)
                 #expect(status == 0 && output.contains("\(requests) succeeded"), "\(contentType): \(output)")
             }
         }

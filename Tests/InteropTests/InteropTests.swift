@@ -40,7 +40,8 @@ struct InteropTests {
             let socketPath = "\(directory)/interop.sock"
             let addressFlags = endpoint == .tcp ? [] : ["--unix_socket", socketPath]
             let server = try await ServerProcess.start(Self.python, [Self.peer, "server", "--protos", Self.protos] + addressFlags)
-            let target: HTTP2ClientTransport.Target = endpoint == .tcp
+            let target: HTTP2ClientTransport.Target =
+                endpoint == .tcp
                 ? .ipv4(host: "127.0.0.1", port: server.port) : .unixDomainSocket(path: socketPath)
             let outcomes = await Self.runCases(against: target)
             await Self.stop(server)
@@ -58,21 +59,26 @@ struct InteropTests {
     @Test("over TLS: grpcio's client against Pitlane's TestService, Pitlane's client against grpcio's")
     func tls() async throws {
         try await withTestCertificates { certificates in
-            let security = HTTP2ServerTransport.Security.tls(.init(
-                certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.serverKeyPath
-            ))
+            let security = HTTP2ServerTransport.Security.tls(
+                .init(
+                    certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.serverKeyPath
+                ))
             try await withPitlaneServer(.tcp, security: security) { address in
-                let output = try await runProcess(Self.python, [
-                    Self.peer, "client", "--protos", Self.protos, "--ca_file", certificates.caPath,
-                    "--server_host_override", "localhost",
-                ] + Self.peerFlags(address))
+                let output = try await runProcess(
+                    Self.python,
+                    [
+                        Self.peer, "client", "--protos", Self.protos, "--ca_file", certificates.caPath,
+                        "--server_host_override", "localhost",
+                    ] + Self.peerFlags(address))
                 #expect(output.output.contains(Self.allPassed), "\(output.output)")
             }
 
-            let server = try await ServerProcess.start(Self.python, [
-                Self.peer, "server", "--protos", Self.protos,
-                "--tls_cert_file", certificates.serverCertificatePath, "--tls_key_file", certificates.serverKeyPath,
-            ])
+            let server = try await ServerProcess.start(
+                Self.python,
+                [
+                    Self.peer, "server", "--protos", Self.protos,
+                    "--tls_cert_file", certificates.serverCertificatePath, "--tls_key_file", certificates.serverKeyPath,
+                ])
             let outcomes = await Self.runCases(
                 against: .ipv4(host: "127.0.0.1", port: server.port),
                 security: .tls(.init(trustRootsPath: certificates.caPath, serverHostnameOverride: "localhost"))
@@ -82,8 +88,9 @@ struct InteropTests {
         }
     }
 
-    @Test("the executables: grpcio's client against pitlane-interop-server, pitlane-interop-client against grpcio's server",
-          arguments: [Endpoint.tcp, .unixSocket])
+    @Test(
+        "the executables: grpcio's client against pitlane-interop-server, pitlane-interop-client against grpcio's server",
+        arguments: [Endpoint.tcp, .unixSocket])
     func executables(_ endpoint: Endpoint) async throws {
         try await withTemporaryDirectory { directory in
             let socketPath = "\(directory)/interop.sock"
@@ -99,7 +106,8 @@ struct InteropTests {
             let grpcioServer = try await ServerProcess.start(
                 Self.python, [Self.peer, "server", "--protos", Self.protos] + (endpoint == .tcp ? [] : ["--unix_socket", socketPath])
             )
-            let clientFlags = endpoint == .tcp
+            let clientFlags =
+                endpoint == .tcp
                 ? ["--server_host=127.0.0.1", "--server_port=\(grpcioServer.port)"] : ["--server_host=unix:\(socketPath)"]
             let toGrpcio = try await runProcess(try Self.product("pitlane-interop-client"), clientFlags + ["--test_case=all_cases"])
             await Self.stop(grpcioServer)
@@ -111,14 +119,18 @@ struct InteropTests {
     @Test("the executables over TLS, as gRPC's interop runner starts them")
     func executablesOverTLS() async throws {
         try await withTestCertificates { certificates in
-            let server = try await ServerProcess.start(try Self.product("pitlane-interop-server"), [
-                "--port=0", "--host=127.0.0.1", "--use_tls=true",
-                "--tls_cert_file=\(certificates.serverCertificatePath)", "--tls_key_file=\(certificates.serverKeyPath)",
-            ])
-            let client = try await runProcess(try Self.product("pitlane-interop-client"), [
-                "--server_host=127.0.0.1", "--server_port=\(server.port)", "--test_case=all_cases",
-                "--use_tls=true", "--use_test_ca=true", "--ca_file=\(certificates.caPath)", "--server_host_override=localhost",
-            ])
+            let server = try await ServerProcess.start(
+                try Self.product("pitlane-interop-server"),
+                [
+                    "--port=0", "--host=127.0.0.1", "--use_tls=true",
+                    "--tls_cert_file=\(certificates.serverCertificatePath)", "--tls_key_file=\(certificates.serverKeyPath)",
+                ])
+            let client = try await runProcess(
+                try Self.product("pitlane-interop-client"),
+                [
+                    "--server_host=127.0.0.1", "--server_port=\(server.port)", "--test_case=all_cases",
+                    "--use_tls=true", "--use_test_ca=true", "--ca_file=\(certificates.caPath)", "--server_host_override=localhost",
+                ])
             await Self.stop(server)
             #expect(client.status == 0)
             #expect(client.output.contains(Self.allPassed), "\(client.output)")
@@ -129,16 +141,23 @@ struct InteropTests {
     func webProtocols() async throws {
         let server = try await ServerProcess.start(try Self.product("pitlane-interop-server"), ["--port=0", "--host=127.0.0.1"])
         let url = "http://127.0.0.1:\(server.port)/grpc.testing.TestService/UnaryCall"
-        let connect = try await runProcess("/usr/bin/curl", [
-            "-sS", "--http1.1", "-H", "content-type: application/json", "-d", #"{"responseSize": 3, "fillUsername": false}"#, url,
-        ])
+        let connect = try await runProcess(
+            "/usr/bin/curl",
+            [
+                "-sS", "--http1.1", "-H", "content-type: application/json", "-d", #"{"responseSize": 3, "fillUsername": false}"#, url,
+            ])
         #expect(connect.status == 0 && connect.output.contains(#""payload":{"body":"AAAA"}"#), "\(connect.output)")
         // An empty message in a gRPC-Web frame; the answer ends with the trailers frame.
-        let empty = try await runProcess("/bin/sh", ["-c", """
-            printf '\\000\\000\\000\\000\\000' | /usr/bin/curl -sS --http2-prior-knowledge \
-                -H 'content-type: application/grpc-web+proto' --data-binary @- \
-                http://127.0.0.1:\(server.port)/grpc.testing.TestService/EmptyCall | tr -d '\\000\\200\\005\\021'
-            """])
+        let empty = try await runProcess(
+            "/bin/sh",
+            [
+                "-c",
+                """
+                printf '\\000\\000\\000\\000\\000' | /usr/bin/curl -sS --http2-prior-knowledge \
+                    -H 'content-type: application/grpc-web+proto' --data-binary @- \
+                    http://127.0.0.1:\(server.port)/grpc.testing.TestService/EmptyCall | tr -d '\\000\\200\\005\\021'
+                """,
+            ])
         #expect(empty.output.contains("grpc-status: 0"), "\(empty.output)")
         await Self.stop(server)
     }
@@ -148,9 +167,11 @@ struct InteropTests {
         let server = try await runProcess(try Self.product("pitlane-interop-server"), ["--port=0", "--use_tls=true"])
         #expect(server.status == 2)
         #expect(server.output.contains("--use_tls=true needs --tls_cert_file and --tls_key_file"), "\(server.output)")
-        let client = try await runProcess(try Self.product("pitlane-interop-client"), [
-            "--server_host=127.0.0.1", "--server_port=1", "--test_case=empty_unary", "--use_tls=true", "--use_test_ca=true",
-        ])
+        let client = try await runProcess(
+            try Self.product("pitlane-interop-client"),
+            [
+                "--server_host=127.0.0.1", "--server_port=1", "--test_case=empty_unary", "--use_tls=true", "--use_test_ca=true",
+            ])
         #expect(client.status == 2)
         #expect(client.output.contains("--use_test_ca=true needs --ca_file"), "\(client.output)")
         let unknown = try await runProcess(try Self.product("pitlane-interop-client"), ["--server_port=1", "--test_case=no_such_case"])
@@ -166,7 +187,8 @@ struct InteropTests {
         _ body: (HTTP2ServerTransport.Address) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
-            let address: HTTP2ServerTransport.Address = endpoint == .tcp
+            let address: HTTP2ServerTransport.Address =
+                endpoint == .tcp
                 ? .ipv4(host: "127.0.0.1", port: 0) : .unixDomainSocket(path: "\(directory)/interop.sock")
             let server = InteropServer.make(address: address, security: security)
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -20,15 +20,19 @@ extension InteropTests {
     @Test("over TLS: a grpcio client whose leftover call's lock is held at exit ends through exit_now, and hangs through sys.exit")
     func grpcioClientEndsWithCallLockHeld() async throws {
         try await withTLSPitlaneServer { certificates, address in
-            let flags = [Self.exitProbe, "--protos", Self.protos, "--ca_file", certificates.caPath,
-                         "--server_host_override", "localhost"] + Self.peerFlags(address)
+            let flags =
+                [
+                    Self.exitProbe, "--protos", Self.protos, "--ca_file", certificates.caPath,
+                    "--server_host_override", "localhost",
+                ] + Self.peerFlags(address)
             let exitNow = try await Self.run(Self.python, flags + ["--exit", "exit_now"], limitSeconds: 60)
             #expect(exitNow.status == 0, "\(exitNow.output)")
             #expect(exitNow.output.contains("exiting"), "\(exitNow.output)")
             // The control: the same state hangs sys.exit, so the probe still shows what it stands for.
             let sysExit = try await Self.run(Self.python, flags + ["--exit", "sys.exit"], limitSeconds: 10)
-            #expect(sysExit.status == Self.killedByTimeLimit,
-                    "sys.exit ended by itself (status \(sysExit.status)): grpcio no longer hangs here; \(sysExit.output)")
+            #expect(
+                sysExit.status == Self.killedByTimeLimit,
+                "sys.exit ended by itself (status \(sysExit.status)): grpcio no longer hangs here; \(sysExit.output)")
         }
     }
 
@@ -38,10 +42,12 @@ extension InteropTests {
     func grpcioClientEndsRunAfterRun() async throws {
         try await withTLSPitlaneServer { certificates, address in
             for run in 1...12 {
-                let client = try await Self.run(Self.python, [
-                    Self.peer, "client", "--protos", Self.protos, "--ca_file", certificates.caPath,
-                    "--server_host_override", "localhost",
-                ] + Self.peerFlags(address), limitSeconds: 90)
+                let client = try await Self.run(
+                    Self.python,
+                    [
+                        Self.peer, "client", "--protos", Self.protos, "--ca_file", certificates.caPath,
+                        "--server_host_override", "localhost",
+                    ] + Self.peerFlags(address), limitSeconds: 90)
                 #expect(client.status != Self.killedByTimeLimit, "run \(run) hung: \(client.output)")
                 #expect(client.output.contains("cases: "), "run \(run): \(client.output)")
                 if client.status == Self.killedByTimeLimit { return }
@@ -56,9 +62,10 @@ extension InteropTests {
         _ body: (TestCertificates, HTTP2ServerTransport.Address) async throws -> Void
     ) async throws {
         try await withTestCertificates { certificates in
-            let security = HTTP2ServerTransport.Security.tls(.init(
-                certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.serverKeyPath
-            ))
+            let security = HTTP2ServerTransport.Security.tls(
+                .init(
+                    certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.serverKeyPath
+                ))
             try await withPitlaneServer(.tcp, security: security) { address in try await body(certificates, address) }
         }
     }

@@ -12,11 +12,19 @@ import Testing
 struct ChatTests {
     /// One participant: joins, waits for `go`, sends `texts`, and reads until it has seen
     /// `expecting` messages; returns every message it received.
-    static func participant(_ chat: ChatClient, room: String, nickname: String, texts: [String], expecting: Int,
-                            joined: AsyncStream<String>.Continuation, go: AsyncStream<Void>) async throws -> [ChatMessage] {
+    static func participant(
+        _ chat: ChatClient, room: String, nickname: String, texts: [String], expecting: Int,
+        joined: AsyncStream<String>.Continuation, go: AsyncStream<Void>
+    ) async throws -> [ChatMessage] {
         let (done, finish) = AsyncStream.makeStream(of: Void.self)
         return try await chat.chat { writer in
-            try await writer.write(.with { $0.join = .with { $0.room = room; $0.nickname = nickname } })
+            try await writer.write(
+                .with {
+                    $0.join = .with {
+                        $0.room = room
+                        $0.nickname = nickname
+                    }
+                })
             for await _ in go { break }
             for text in texts { try await writer.write(.with { $0.send = .with { $0.text = text } }) }
             for await _ in done {}  // keep the stream open until everything arrived
@@ -39,7 +47,8 @@ struct ChatTests {
     @Test("50 participants: each receives every message, all in the same order, ids 1...n", arguments: TestBackend.allCases)
     func fiftyParticipants(backend: TestBackend) async throws {
         try await OrdersServer.with(backend: backend) { server in
-            let people = 50, perPerson = 4
+            let people = 50
+            let perPerson = 4
             let total = people * perPerson
             let (joined, joinedSink) = AsyncStream.makeStream(of: String.self)
             var goes: [AsyncStream<Void>.Continuation] = []
@@ -81,7 +90,9 @@ struct ChatTests {
         }
     }
 
-    @Test("joining gets the last messages and presence; a taken nickname is ALREADY_EXISTS; messages survive a restart", arguments: TestBackend.allCases)
+    @Test(
+        "joining gets the last messages and presence; a taken nickname is ALREADY_EXISTS; messages survive a restart",
+        arguments: TestBackend.allCases)
     func historyPresenceAndRestart(backend: TestBackend) async throws {
         try await OrdersServer.with(["--chat-history", "3"], backend: backend) { server in
             try await server.withClient(token: nil) { client in
@@ -90,7 +101,13 @@ struct ChatTests {
                 let (events, eventSink) = AsyncStream.makeStream(of: ChatEvent.self)
                 let first = Task {
                     try await chat.chat { writer in
-                        try await writer.write(.with { $0.join = .with { $0.room = "r"; $0.nickname = "ada" } })
+                        try await writer.write(
+                            .with {
+                                $0.join = .with {
+                                    $0.room = "r"
+                                    $0.nickname = "ada"
+                                }
+                            })
                         for text in ["one", "two", "three", "four"] { try await writer.write(.with { $0.send = .with { $0.text = text } }) }
                         for await _ in leave {}
                     } onResponse: { response in
@@ -103,8 +120,16 @@ struct ChatTests {
 
                 let duplicate = await rpcError {
                     try await chat.chat { writer in
-                        try await writer.write(.with { $0.join = .with { $0.room = "r"; $0.nickname = "ada" } })
-                    } onResponse: { response in for try await _ in response.messages {} }
+                        try await writer.write(
+                            .with {
+                                $0.join = .with {
+                                    $0.room = "r"
+                                    $0.nickname = "ada"
+                                }
+                            })
+                    } onResponse: { response in
+                        for try await _ in response.messages {}
+                    }
                 }
                 #expect(duplicate?.code == .alreadyExists)
 
@@ -131,11 +156,20 @@ struct ChatTests {
     }
 
     /// Joins, reads the `joined` answer and `count` history messages, then leaves.
-    static func joinAndReadHistory(_ chat: ChatClient, room: String, nickname: String, count: Int) async throws
-        -> (participants: [String], messages: [ChatMessage]) {
+    static func joinAndReadHistory(
+        _ chat: ChatClient, room: String, nickname: String, count: Int
+    ) async throws
+        -> (participants: [String], messages: [ChatMessage])
+    {
         let (done, finish) = AsyncStream.makeStream(of: Void.self)
         return try await chat.chat { writer in
-            try await writer.write(.with { $0.join = .with { $0.room = room; $0.nickname = nickname } })
+            try await writer.write(
+                .with {
+                    $0.join = .with {
+                        $0.room = room
+                        $0.nickname = nickname
+                    }
+                })
             for await _ in done {}
         } onResponse: { response in
             defer { finish.finish() }
@@ -153,8 +187,9 @@ struct ChatTests {
         }
     }
 
-    @Test("a participant that stops reading is disconnected with RESOURCE_EXHAUSTED, and the room hears it left",
-          arguments: TestBackend.allCases)
+    @Test(
+        "a participant that stops reading is disconnected with RESOURCE_EXHAUSTED, and the room hears it left",
+        arguments: TestBackend.allCases)
     func slowParticipant(backend: TestBackend) async throws {
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
@@ -169,7 +204,10 @@ struct ChatTests {
             while let event = fast.mailbox.poll() { events.append(event) }
         }
         #expect(rooms.participants(in: "r") == ["fast"])
-        #expect(events.contains { if case .presence(let change) = $0.event { change.nickname == "slow" && change.change == .left } else { false } })
+        #expect(
+            events.contains {
+                if case .presence(let change) = $0.event { change.nickname == "slow" && change.change == .left } else { false }
+            })
         // The slow one reads what was queued, then the status.
         let error = await rpcError { while try await slow.mailbox.next() != nil {} }
         #expect(error?.code == .resourceExhausted && error?.message.contains("behind") == true)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import LiveChat
 import TestSupport
 import Testing
+
+@testable import LiveChat
 
 /// The seed's WebSocket chat on `orders-server`, judged by Python `websockets` and grpcio
 /// (Tests/Peers/websocket_peer.py): the JSON protocol end to end, one order shared with gRPC
@@ -20,11 +21,27 @@ struct SeedChatTests {
 
     @Test("events become the seed's JSON: messages carry the sender's id, presence comes from \"server\"")
     func frames() {
-        let fromWebSocket = ChatEvent.with { $0.message = .with { $0.nickname = "ann"; $0.text = "hi"; $0.senderID = "A1" } }
+        let fromWebSocket = ChatEvent.with {
+            $0.message = .with {
+                $0.nickname = "ann"
+                $0.text = "hi"
+                $0.senderID = "A1"
+            }
+        }
         #expect(SeedChatEndpoint.frame(for: fromWebSocket) == #"{"id":"A1","nickname":"ann","text":"hi"}"#)
-        let fromGRPC = ChatEvent.with { $0.message = .with { $0.nickname = "ada"; $0.text = "yo" } }
+        let fromGRPC = ChatEvent.with {
+            $0.message = .with {
+                $0.nickname = "ada"
+                $0.text = "yo"
+            }
+        }
         #expect(SeedChatEndpoint.frame(for: fromGRPC) == #"{"id":"ada","nickname":"ada","text":"yo"}"#)
-        let left = ChatEvent.with { $0.presence = .with { $0.nickname = "ada"; $0.change = .left } }
+        let left = ChatEvent.with {
+            $0.presence = .with {
+                $0.nickname = "ada"
+                $0.change = .left
+            }
+        }
         #expect(SeedChatEndpoint.frame(for: left) == #"{"id":"server","nickname":"server","text":"ada left"}"#)
         #expect(SeedChatEndpoint.frame(for: .with { $0.joined = .with { $0.room = "r" } }) == nil)
     }
@@ -33,7 +50,8 @@ struct SeedChatTests {
     func peers() async throws {
         let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let server = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "orders-server").path
-        let binaries = FileManager.default.isExecutableFile(atPath: server)
+        let binaries =
+            FileManager.default.isExecutableFile(atPath: server)
             ? URL(filePath: server).deletingLastPathComponent().path : root.appending(path: ".build/debug").path
         let (status, output) = try await runProcess(
             root.appending(path: ".venv/bin/python").path,

@@ -15,7 +15,10 @@ struct ClusterTests {
         let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let (status, output) = try await runProcess(
             root.appending(path: ".venv/bin/python").path,
-            [root.appending(path: "Tests/Peers/cluster_peer.py").path, "--bin", URL(filePath: OrdersServer.executable).deletingLastPathComponent().path],
+            [
+                root.appending(path: "Tests/Peers/cluster_peer.py").path, "--bin",
+                URL(filePath: OrdersServer.executable).deletingLastPathComponent().path,
+            ],
             limit: .seconds(240)
         )
         #expect(status == 0 && output.contains(" 0 failed"), "\(output)")

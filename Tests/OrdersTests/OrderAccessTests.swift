@@ -35,9 +35,14 @@ struct OrderAccessTests {
                 #expect(await rpcError { _ = try await bob.getOrder(.with { $0.orderID = "alices" }) }?.code == .permissionDenied)
                 #expect(await rpcError { _ = try await bob.collect("alices", since: start, count: 1) }?.code == .permissionDenied)
                 #expect(await rpcError { _ = try await bob.publish("mine now", to: "alices") }?.code == .permissionDenied)
-                #expect(await rpcError {
-                    _ = try await bob.createOrder(.with { $0.orderID = "for-alice"; $0.customerID = "alice" })
-                }?.code == .permissionDenied)
+                #expect(
+                    await rpcError {
+                        _ = try await bob.createOrder(
+                            .with {
+                                $0.orderID = "for-alice"
+                                $0.customerID = "alice"
+                            })
+                    }?.code == .permissionDenied)
                 let followError = await rpcError { try await bob.follow("alices", since: start, include: []) { _ in false } }
                 #expect(followError?.code == .permissionDenied)
                 // Bob's own order is his.
@@ -46,7 +51,11 @@ struct OrderAccessTests {
             }
             try await server.withOrders(token: "staff-token") { staff in
                 let alices = try await staff.getOrder(.with { $0.orderID = "alices" })
-                let created = try await staff.createOrder(.with { $0.orderID = "for-alice"; $0.customerID = "alice" })
+                let created = try await staff.createOrder(
+                    .with {
+                        $0.orderID = "for-alice"
+                        $0.customerID = "alice"
+                    })
                 #expect(alices.customerID == "alice" && created.customerID == "alice")
             }
             // The client library stops at once on an authorization failure: no retrying.
@@ -57,7 +66,10 @@ struct OrderAccessTests {
                 }
                 await store.run()
                 #expect(states.value.count == 2 && states.value.first == .connecting)
-                guard case .failed(let message) = store.connectionState else { Issue.record("\(store.connectionState)"); return }
+                guard case .failed(let message) = store.connectionState else {
+                    Issue.record("\(store.connectionState)")
+                    return
+                }
                 #expect(message.contains("not yours"))
             }
         }
@@ -113,10 +125,28 @@ struct OrderAccessTests {
     func restartKeepsEpochAndState() async throws {
         try await OrdersServer.with { server in
             let (start, published) = try await server.withOrders(token: "alice-token") { alice in
-                let start = try await alice.createOrder(.with { $0.orderID = "keep"; $0.etaDisplay = "30 min" }).latestUpdateID
+                let start = try await alice.createOrder(
+                    .with {
+                        $0.orderID = "keep"
+                        $0.etaDisplay = "30 min"
+                    }
+                ).latestUpdateID
                 var published: [OrderUpdate] = []
-                published.append(try await alice.publishUpdate(.with { $0.orderID = "keep"; $0.statusChanged = .with { $0.status = .outForDelivery } }))
-                published.append(try await alice.publishUpdate(.with { $0.orderID = "keep"; $0.courierMoved = .with { $0.latitude = 52.52; $0.longitude = 13.40 } }))
+                published.append(
+                    try await alice.publishUpdate(
+                        .with {
+                            $0.orderID = "keep"
+                            $0.statusChanged = .with { $0.status = .outForDelivery }
+                        }))
+                published.append(
+                    try await alice.publishUpdate(
+                        .with {
+                            $0.orderID = "keep"
+                            $0.courierMoved = .with {
+                                $0.latitude = 52.52
+                                $0.longitude = 13.40
+                            }
+                        }))
                 published.append(try await alice.publish("Picked up", to: "keep"))
                 return (start, published)
             }
@@ -139,10 +169,18 @@ struct OrderAccessTests {
             try await server.withOrders(token: "alice-token") { alice in
                 let start = try await alice.createOrder(.with { $0.orderID = "f" }).latestUpdateID
                 @Sendable func move(_ step: Double) async throws -> OrderUpdate {
-                    try await alice.publishUpdate(.with { $0.orderID = "f"; $0.courierMoved = .with { $0.latitude = step } })
+                    try await alice.publishUpdate(
+                        .with {
+                            $0.orderID = "f"
+                            $0.courierMoved = .with { $0.latitude = step }
+                        })
                 }
                 for step in 1...3 { _ = try await move(Double(step)) }
-                let status = try await alice.publishUpdate(.with { $0.orderID = "f"; $0.statusChanged = .with { $0.status = .preparing } })
+                let status = try await alice.publishUpdate(
+                    .with {
+                        $0.orderID = "f"
+                        $0.statusChanged = .with { $0.status = .preparing }
+                    })
 
                 // Status only, from the start: the courier moves are skipped, the status arrives, and
                 // the position reaches it.
@@ -151,7 +189,12 @@ struct OrderAccessTests {
                 let received = Locked<[OrderUpdate]>([])
                 let lastCourier = try await alice.followOrder { writer in
                     for await kinds in changes {
-                        try await writer.write(.with { $0.orderID = "f"; $0.sinceUpdateID = start; $0.include = kinds })
+                        try await writer.write(
+                            .with {
+                                $0.orderID = "f"
+                                $0.sinceUpdateID = start
+                                $0.include = kinds
+                            })
                     }
                 } onResponse: { response -> OrderUpdate? in
                     var probe: OrderUpdate?
@@ -173,16 +216,27 @@ struct OrderAccessTests {
                     return nil
                 }
                 let updates = received.value
-                #expect(updates.filter { $0.event != nil }.allSatisfy {
-                    if case .statusChanged = $0.event { true } else if case .courierMoved = $0.event { $0.updateID != updates.first?.updateID } else { false }
-                })
+                #expect(
+                    updates.filter { $0.event != nil }.allSatisfy {
+                        if case .statusChanged = $0.event {
+                            true
+                        } else if case .courierMoved = $0.event {
+                            $0.updateID != updates.first?.updateID
+                        } else {
+                            false
+                        }
+                    })
                 #expect(updates.first { $0.event != nil }?.updateID == status.updateID)
                 let ids = updates.map(\.updateID)
                 #expect(ids == ids.sorted() && Set(ids).count == ids.count, "in order, once each")
                 let resumeFrom = try #require(lastCourier).updateID
 
                 // Resuming from the last position sends nothing already covered.
-                let eta = try await alice.publishUpdate(.with { $0.orderID = "f"; $0.etaChanged = .with { $0.etaDisplay = "5 min" } })
+                let eta = try await alice.publishUpdate(
+                    .with {
+                        $0.orderID = "f"
+                        $0.etaChanged = .with { $0.etaDisplay = "5 min" }
+                    })
                 let next = try await alice.collect("f", since: resumeFrom, count: 1)
                 #expect(next.map(\.updateID) == [eta.updateID])
             }
@@ -194,7 +248,12 @@ extension OrdersClient {
     /// FollowOrder with one request; `handle` returns false to stop.
     func follow(_ orderID: String, since: String, include: [EventKind], handle: @escaping @Sendable (OrderUpdate) -> Bool) async throws {
         try await followOrder { writer in
-            try await writer.write(.with { $0.orderID = orderID; $0.sinceUpdateID = since; $0.include = include })
+            try await writer.write(
+                .with {
+                    $0.orderID = orderID
+                    $0.sinceUpdateID = since
+                    $0.include = include
+                })
             try await Task.sleep(for: .seconds(3600))
         } onResponse: { response in
             for try await update in response.messages where !handle(update) { return }
@@ -208,11 +267,13 @@ struct OrdersGrpcioTests {
     func grpcioClient() async throws {
         try await OrdersServer.with { server in
             let python = OrdersServer.root.appending(path: ".venv/bin/python").path
-            let (status, output) = try await runProcess(python, [
-                OrdersServer.root.appending(path: "Tests/Peers/orders_peer.py").path,
-                "--port", String(server.port),
-                "--protos", OrdersServer.root.appending(path: "Protos").path,
-            ])
+            let (status, output) = try await runProcess(
+                python,
+                [
+                    OrdersServer.root.appending(path: "Tests/Peers/orders_peer.py").path,
+                    "--port", String(server.port),
+                    "--protos", OrdersServer.root.appending(path: "Protos").path,
+                ])
             #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
         }
     }
@@ -221,11 +282,13 @@ struct OrdersGrpcioTests {
     func webClients() async throws {
         try await OrdersServer.with { server in
             let python = OrdersServer.root.appending(path: ".venv/bin/python").path
-            let (status, output) = try await runProcess(python, [
-                OrdersServer.root.appending(path: "Tests/Peers/web_peer.py").path,
-                "--port", String(server.port), "--service", "orders",
-                "--protos", OrdersServer.root.appending(path: "Protos").path,
-            ])
+            let (status, output) = try await runProcess(
+                python,
+                [
+                    OrdersServer.root.appending(path: "Tests/Peers/web_peer.py").path,
+                    "--port", String(server.port), "--service", "orders",
+                    "--protos", OrdersServer.root.appending(path: "Protos").path,
+                ])
             #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
         }
     }

@@ -8,8 +8,9 @@ import Testing
 
 @Suite("OrderLog, OrderFeed, Mailbox", .timeLimit(.minutes(5)))
 struct MailboxTests {
-    @Test("group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone",
-          arguments: TestBackend.allCases)
+    @Test(
+        "group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone",
+        arguments: TestBackend.allCases)
     func groupCommit(backend: TestBackend) async throws {
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
@@ -35,7 +36,10 @@ struct MailboxTests {
             #expect(sequences == Array(1...100))
             #expect(try await log.updates(of: order, after: 0, limit: 1_000).map(\.sequence) == Array(1...100))
         }
-        #expect(results.filter { $0.0 == "missing" }.allSatisfy { if case .failure(let error) = $0.1 { error.code == .notFound } else { false } })
+        #expect(
+            results.filter { $0.0 == "missing" }.allSatisfy {
+                if case .failure(let error) = $0.1 { error.code == .notFound } else { false }
+            })
         // The epoch and the log survive reopening.
         let reopened = try OrderLog(database: database)
         #expect(reopened.epoch == log.epoch)
@@ -54,8 +58,9 @@ struct MailboxTests {
         #expect(!mailbox.offer(6))
     }
 
-    @Test("age retention: updates older than maxAge are pruned; resuming before them is OUT_OF_RANGE, from the latest is fine",
-          arguments: TestBackend.allCases)
+    @Test(
+        "age retention: updates older than maxAge are pruned; resuming before them is OUT_OF_RANGE, from the latest is fine",
+        arguments: TestBackend.allCases)
     func ageRetention(backend: TestBackend) async throws {
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }

@@ -1,7 +1,7 @@
 import Orders
 import PitlaneCore
-import Synchronization
 import ServiceHarness
+import Synchronization
 import TestSupport
 import Testing
 
@@ -16,7 +16,10 @@ struct OrderStreamStoreTests {
             request: StreamingServerRequest<Input>, context: ServerContext,
             next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
         ) async throws -> StreamingServerResponse<Output> {
-            let call = calls.withLock { $0 += 1; return $0 }
+            let call = calls.withLock {
+                $0 += 1
+                return $0
+            }
             if context.descriptor.method == "GetOrder", call == 1 {
                 await context.cancellation.wait()
                 return StreamingServerResponse(error: RPCError(code: .cancelled, message: "the client gave up"))
@@ -33,8 +36,9 @@ struct OrderStreamStoreTests {
         let clock = ManualClock()
         let transport = InProcessTransport(timeSource: .manual(clock))
         let stall = StallFirstGetOrder()
-        let server = GRPCServer(transport: transport.server, services: [OrderTrackingService(log: log, feed: OrderFeed(), access: access)],
-                                interceptors: [stall, access.interceptor()])
+        let server = GRPCServer(
+            transport: transport.server, services: [OrderTrackingService(log: log, feed: OrderFeed(), access: access)],
+            interceptors: [stall, access.interceptor()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }

@@ -79,8 +79,9 @@ struct OrdersCLITests {
         let created = try await runProcess(cli, ["create", "--id", "pizza", "--eta", "25 min", "--port", port, "--token", "alice-token"])
         #expect(created.status == 0 && created.output.contains("order pizza (customer alice): received, ETA 25 min"))
 
-        let watcher = try RunningProgram(cli, ["watch", "pizza", "--count", "4", "--port", port, "--token", "alice-token"],
-                                         outputPath: server.directory.path + "/watch.log")
+        let watcher = try RunningProgram(
+            cli, ["watch", "pizza", "--count", "4", "--port", port, "--token", "alice-token"],
+            outputPath: server.directory.path + "/watch.log")
         let live = try await watcher.waitForLine { $0.contains("live") }
         #expect(live)
         #expect(try await publish(["status", "preparing"], port: port) == 0)

@@ -25,12 +25,20 @@ struct PublishLatencyTests {
             try await withGRPCClient(transport: transport.client, interceptors: [BearerTokenClientInterceptor(token: "t")]) { client in
                 let orders = Orders_V1_OrderTracking.Client(wrapping: client)
                 for minutes in 1...3 {
-                    _ = try await orders.publishUpdate(.with { $0.orderID = "o"; $0.etaChanged = .with { $0.etaDisplay = "\(minutes) min" } })
+                    _ = try await orders.publishUpdate(
+                        .with {
+                            $0.orderID = "o"
+                            $0.etaChanged = .with { $0.etaDisplay = "\(minutes) min" }
+                        })
                 }
                 // No event, and no such order: neither is committed, neither is measured.
                 await #expect(throws: RPCError.self) { _ = try await orders.publishUpdate(.with { $0.orderID = "o" }) }
                 await #expect(throws: RPCError.self) {
-                    _ = try await orders.publishUpdate(.with { $0.orderID = "nope"; $0.etaChanged = .with { $0.etaDisplay = "1 min" } })
+                    _ = try await orders.publishUpdate(
+                        .with {
+                            $0.orderID = "nope"
+                            $0.etaChanged = .with { $0.etaDisplay = "1 min" }
+                        })
                 }
             }
         }

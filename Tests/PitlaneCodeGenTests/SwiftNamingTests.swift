@@ -1,5 +1,6 @@
-@testable import PitlaneCodeGen
 import Testing
+
+@testable import PitlaneCodeGen
 
 /// How protobuf names become Swift names: the conventions Swift protobuf users know.
 @Suite("Swift naming", .timeLimit(.minutes(1)))

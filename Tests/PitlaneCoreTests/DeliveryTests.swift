@@ -18,9 +18,11 @@ struct DeliveryTests {
     }
 
     static func stream(consumed: Locked<Int>? = nil) -> BufferedStream<Int> {
-        BufferedStream<Int>(highWatermark: 1_000, sizeOf: { _ in 1 }, onConsume: { size in
-            consumed?.withLock { $0 += size }
-        })
+        BufferedStream<Int>(
+            highWatermark: 1_000, sizeOf: { _ in 1 },
+            onConsume: { size in
+                consumed?.withLock { $0 += size }
+            })
     }
 
     @Test("what is buffered goes first, then each element as it is written, then the end")

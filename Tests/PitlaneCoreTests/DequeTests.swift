@@ -1,5 +1,6 @@
-@testable import PitlaneCore
 import Testing
+
+@testable import PitlaneCore
 
 @Suite("Deque", .timeLimit(.minutes(1)))
 struct DequeTests {

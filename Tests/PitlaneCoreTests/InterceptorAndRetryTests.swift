@@ -1,7 +1,7 @@
 import PitlaneCore
-import TestSupport
 import PitlaneProtobuf
 import Synchronization
+import TestSupport
 import Testing
 
 /// Records the order interceptors run in.
@@ -53,8 +53,12 @@ struct InterceptorAndRetryTests {
     func order() async throws {
         let trail = Trail()
         try await withEchoServer(
-            serverInterceptors: [RecordingServerInterceptor(name: "s1", trail: trail), RecordingServerInterceptor(name: "s2", trail: trail)],
-            clientInterceptors: [RecordingClientInterceptor(name: "c1", trail: trail), RecordingClientInterceptor(name: "c2", trail: trail)]
+            serverInterceptors: [
+                RecordingServerInterceptor(name: "s1", trail: trail), RecordingServerInterceptor(name: "s2", trail: trail),
+            ],
+            clientInterceptors: [
+                RecordingClientInterceptor(name: "c1", trail: trail), RecordingClientInterceptor(name: "c2", trail: trail),
+            ]
         ) { echo, _ in
             let metadata = try await echo.get(request: ClientRequest(message: .with { $0.text = "x" })) { $0.metadata }
             #expect(metadata[stringValues: "x-client-interceptors"] == ["c1", "c2"])
@@ -91,7 +95,8 @@ struct InterceptorAndRetryTests {
     @Test("a retry policy retries .unavailable until an attempt succeeds, replaying streamed requests")
     func retriesSucceed() async throws {
         let probe = Probe()
-        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 3), transport: Self.retrying([.unavailable])) { echo, _ in
+        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 3), transport: Self.retrying([.unavailable])) {
+            echo, _ in
             let response = try await echo.collect { writer in
                 for word in ["a", "b", "c"] { try await writer.write(.with { $0.text = word }) }
             }
@@ -113,15 +118,18 @@ struct InterceptorAndRetryTests {
     @Test("attempts stop at maxAttempts and the last error is reported")
     func attemptsRunOut() async throws {
         let probe = Probe()
-        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 100), transport: Self.retrying([.unavailable])) { echo, _ in
+        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 100), transport: Self.retrying([.unavailable])) {
+            echo, _ in
             let error = await #expect(throws: RPCError.self) { try await echo.get(EchoRequest()) }
             #expect(error?.code == .unavailable)
         }
         #expect(probe.attemptCount == 5)
     }
 
-    static func hedging(delay: Duration, nonFatal: Set<Status.Code> = [.unavailable],
-                        timeSource: TimeSource = .continuous) -> InProcessTransport {
+    static func hedging(
+        delay: Duration, nonFatal: Set<Status.Code> = [.unavailable],
+        timeSource: TimeSource = .continuous
+    ) -> InProcessTransport {
         let policy = HedgingPolicy(maxAttempts: 3, hedgingDelay: delay, nonFatalStatusCodes: nonFatal)
         let config = MethodConfig(names: [MethodConfig.Name(service: "pitlane.test.echo.Echo")], executionPolicy: .hedge(policy))
         return InProcessTransport(serviceConfig: ServiceConfig(methodConfigs: [config]), timeSource: timeSource)
@@ -149,7 +157,8 @@ struct InterceptorAndRetryTests {
     @Test("hedging: a non-fatal status starts the next attempt at once, without waiting the delay")
     func hedgingNonFatal() async throws {
         let probe = Probe()
-        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 2), transport: Self.hedging(delay: .seconds(3600))) { echo, _ in
+        try await withEchoServer(service: EchoService(probe: probe, failFirstAttempts: 2), transport: Self.hedging(delay: .seconds(3600))) {
+            echo, _ in
             let response = try await echo.collect { writer in
                 for word in ["x", "y"] { try await writer.write(.with { $0.text = word }) }
             }

@@ -1,7 +1,7 @@
 import PitlaneCore
-import TestSupport
 import PitlaneProtobuf
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Deadlines, cancellation, shutdown, concurrency and backpressure", .timeLimit(.minutes(5)))
@@ -16,7 +16,9 @@ struct LifecycleTests {
             { _ = try await $0.collect(options: Self.deadline) { try await $0.write(Self.waiting) } },
             { try await $0.expand(Self.waiting, options: Self.deadline) { for try await _ in $0.messages {} } },
             {
-                try await $0.update(options: Self.deadline) { try await $0.write(Self.waiting) } onResponse: {
+                try await $0.update(options: Self.deadline) {
+                    try await $0.write(Self.waiting)
+                } onResponse: {
                     for try await _ in $0.messages {}
                 }
             },
@@ -24,7 +26,8 @@ struct LifecycleTests {
         for call in calls {
             let probe = Probe()
             let clock = ManualClock()
-            try await withEchoServer(service: EchoService(probe: probe), transport: InProcessTransport(timeSource: .manual(clock))) { echo, _ in
+            try await withEchoServer(service: EchoService(probe: probe), transport: InProcessTransport(timeSource: .manual(clock))) {
+                echo, _ in
                 async let outcome: RPCError? = {
                     do { try await call(echo) } catch let error as RPCError { return error } catch {}
                     return nil
@@ -110,7 +113,12 @@ struct LifecycleTests {
         let messageBytes = 64 * 1024
         let count = (1 << 30) / messageBytes
         try await withEchoServer(transport: transport) { echo, _ in
-            let received = try await echo.expand(.with { $0.repeat = Int32(count); $0.payloadBytes = Int32(messageBytes) }) { response in
+            let received = try await echo.expand(
+                .with {
+                    $0.repeat = Int32(count)
+                    $0.payloadBytes = Int32(messageBytes)
+                }
+            ) { response in
                 var received = 0
                 for try await message in response.messages {
                     received += message.payload.count

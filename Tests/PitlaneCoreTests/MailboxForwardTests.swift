@@ -18,7 +18,10 @@ struct MailboxForwardTests {
             group.addTask {
                 try await mailbox.forward(trying: { element in
                     // Refuses every third element offered straight away: the reader writes it.
-                    let call = calls.withLock { $0 += 1; return $0 }
+                    let call = calls.withLock {
+                        $0 += 1
+                        return $0
+                    }
                     guard call % 3 != 0 else { return false }
                     written.withLock { $0.append(element) }
                     paths.withLock { $0.direct += 1 }

@@ -13,9 +13,11 @@ struct MethodDescriptorTests {
         #expect(MethodDescriptor(path: "/ünï.Cödé/Mëthod")?.method == "Mëthod")
     }
 
-    @Test("a path without both parts, or with more, names no method", arguments: [
-        "", "/", "//", "/a", "/a/", "//b", "/a/b/c", "a/b/", "/a//b",
-    ])
+    @Test(
+        "a path without both parts, or with more, names no method",
+        arguments: [
+            "", "/", "//", "/a", "/a/", "//b", "/a/b/c", "a/b/", "/a//b",
+        ])
     func rejects(path: String) {
         #expect(MethodDescriptor(path: path) == nil)
     }

@@ -1,6 +1,6 @@
 import PitlaneCore
-import TestSupport
 import PitlaneProtobuf
+import TestSupport
 import Testing
 
 @Suite("Every RPC kind over the in-process transport", .timeLimit(.minutes(5)))
@@ -26,7 +26,12 @@ struct RPCKindsTests {
     @Test("server streaming: one request, many responses in order")
     func serverStreaming() async throws {
         try await withEchoServer { echo, _ in
-            let indices = try await echo.expand(.with { $0.text = "lap"; $0.repeat = 50 }) { response in
+            let indices = try await echo.expand(
+                .with {
+                    $0.text = "lap"
+                    $0.repeat = 50
+                }
+            ) { response in
                 var indices: [Int32] = []
                 for try await message in response.messages { indices.append(message.index) }
                 return indices

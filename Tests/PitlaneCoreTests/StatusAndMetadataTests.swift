@@ -1,6 +1,6 @@
 import PitlaneCore
-import TestSupport
 import PitlaneProtobuf
+import TestSupport
 import Testing
 
 @Suite("Status codes and metadata end to end", .timeLimit(.minutes(5)))
@@ -26,7 +26,9 @@ struct StatusAndMetadataTests {
                 try await echo.expand(failing) { response in for try await _ in response.messages {} }
             }
             let bidirectional = await #expect(throws: RPCError.self) {
-                try await echo.update { try await $0.write(failing) } onResponse: { response in
+                try await echo.update {
+                    try await $0.write(failing)
+                } onResponse: { response in
                     for try await _ in response.messages {}
                 }
             }
@@ -50,9 +52,13 @@ struct StatusAndMetadataTests {
         struct Secret: Error { let password = "hunter2" }
         struct Leaky: Pitlane_Test_Echo_Echo.SimpleServiceProtocol {
             func get(request: EchoRequest, context: ServerContext) async throws -> EchoResponse { throw Secret() }
-            func collect(request: RPCAsyncSequence<EchoRequest, any Error>, context: ServerContext) async throws -> EchoResponse { throw Secret() }
+            func collect(request: RPCAsyncSequence<EchoRequest, any Error>, context: ServerContext) async throws -> EchoResponse {
+                throw Secret()
+            }
             func expand(request: EchoRequest, response: RPCWriter<EchoResponse>, context: ServerContext) async throws { throw Secret() }
-            func update(request: RPCAsyncSequence<EchoRequest, any Error>, response: RPCWriter<EchoResponse>, context: ServerContext) async throws { throw Secret() }
+            func update(
+                request: RPCAsyncSequence<EchoRequest, any Error>, response: RPCWriter<EchoResponse>, context: ServerContext
+            ) async throws { throw Secret() }
         }
         let transport = InProcessTransport()
         let server = GRPCServer(transport: transport.server, services: [Leaky()])
@@ -81,7 +87,8 @@ struct StatusAndMetadataTests {
         #expect(expected.count == 4)
 
         try await withEchoServer { echo, _ in
-            let (initial, trailing) = try await echo.get(request: ClientRequest(message: .with { $0.text = "m" }, metadata: sent)) { response in
+            let (initial, trailing) = try await echo.get(request: ClientRequest(message: .with { $0.text = "m" }, metadata: sent)) {
+                response in
                 (response.metadata, try response.accepted.get().trailingMetadata)
             }
             #expect(initial == expected)

@@ -1,5 +1,6 @@
-@testable import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneHTTP2
 
 /// The client connection's lifecycle without sockets: each event's action, and what the
 /// timers and writers see in each phase.

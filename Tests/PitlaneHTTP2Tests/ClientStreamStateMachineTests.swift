@@ -1,5 +1,6 @@
-@testable import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneHTTP2
 
 /// A client stream's life on its own: every transition of `ClientStreamStateMachine`, with no
 /// connection, socket or nghttp2.
@@ -47,7 +48,9 @@ struct ClientStreamStateMachineTests {
         #expect(throws: Machine.Violation(event: "opening as stream 7", state: .open(id: 5))) { try stream.opened(id: 7) }
     }
 
-    @Test("request data queued before the stream opened needs no resume; nghttp2 parked on an open stream is resumed once; the end is END_STREAM")
+    @Test(
+        "request data queued before the stream opened needs no resume; nghttp2 parked on an open stream is resumed once; the end is END_STREAM"
+    )
     func requestBody() throws {
         var stream = Machine()
         #expect(stream.requestData(BodyBytes([1, 2])) == false)  // not open: nghttp2 is not waiting
@@ -58,7 +61,10 @@ struct ClientStreamStateMachineTests {
         #expect(stream.requestEnded() == false)  // resumed already
         let last = read(&stream)
         #expect(last.bytes == [3])
-        guard case .end(.endStream) = last.step else { Issue.record("not END_STREAM: \(last.step)"); return }
+        guard case .end(.endStream) = last.step else {
+            Issue.record("not END_STREAM: \(last.step)")
+            return
+        }
     }
 
     @Test("an end queued while nghttp2 is parked resumes it")
@@ -67,6 +73,9 @@ struct ClientStreamStateMachineTests {
         try stream.opened(id: 1)
         #expect(read(&stream).step.isDeferred)
         #expect(stream.requestEnded() == true)
-        guard case .end(.endStream) = read(&stream).step else { Issue.record("not END_STREAM"); return }
+        guard case .end(.endStream) = read(&stream).step else {
+            Issue.record("not END_STREAM")
+            return
+        }
     }
 }

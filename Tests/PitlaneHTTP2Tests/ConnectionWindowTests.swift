@@ -19,7 +19,12 @@ struct ConnectionWindowTests {
                 try await withThrowingTaskGroup(of: Void.self) { calls in
                     // 8 MB on one stream, read once and then not at all until released.
                     calls.addTask {
-                        try await echo.expand(.with { $0.repeat = 800; $0.payloadBytes = 10_000 }) { response in
+                        try await echo.expand(
+                            .with {
+                                $0.repeat = 800
+                                $0.payloadBytes = 10_000
+                            }
+                        ) { response in
                             var iterator = response.messages.makeAsyncIterator()
                             _ = try await iterator.next()
                             reading.finish()
@@ -30,7 +35,8 @@ struct ConnectionWindowTests {
                     for await _ in firstRead {}
                     // The same connection carries these while the stream above holds its window.
                     for index in 0..<20 {
-                        let reply = try await echo.get(.with { $0.text = "\(index)" }, options: .defaults.with { $0.timeout = .seconds(10) })
+                        let reply = try await echo.get(
+                            .with { $0.text = "\(index)" }, options: .defaults.with { $0.timeout = .seconds(10) })
                         #expect(reply.text == "\(index)")
                     }
                     release.cancel()

@@ -14,7 +14,8 @@ struct GRPCPeerTests {
 
     @Test("a grpcio client calls a Pitlane server: every RPC kind, errors, metadata, deadlines, cancellation")
     func grpcioClientToPitlaneServer() async throws {
-        let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: .defaults.with { $0.eventLoops.threads = 2 })
+        let transport = HTTP2ServerTransport(
+            address: .ipv4(host: "127.0.0.1", port: 0), config: .defaults.with { $0.eventLoops.threads = 2 })
         let server = GRPCServer(transport: transport, services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
@@ -26,8 +27,9 @@ struct GRPCPeerTests {
         }
     }
 
-    @Test("a Pitlane client calls a grpcio server: every RPC kind, errors, metadata, deadlines",
-          arguments: [nil, "gzip", "deflate"])
+    @Test(
+        "a Pitlane client calls a grpcio server: every RPC kind, errors, metadata, deadlines",
+        arguments: [nil, "gzip", "deflate"])
     func pitlaneClientToGrpcioServer(responseCompression: String?) async throws {
         let server = try await PythonServer.start(
             arguments: [Self.peer, "server", "--protos", Self.protos] + (responseCompression.map { ["--compress", $0] } ?? [])
@@ -45,8 +47,9 @@ struct GRPCPeerTests {
     func compression(_ algorithm: CompressionAlgorithm) async throws {
         var config = HTTP2ServerTransport.Config.defaults
         config.rpc.responseCompression = algorithm
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
-                                services: [EchoService()])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
+            services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }
@@ -60,7 +63,12 @@ struct GRPCPeerTests {
                 let compressed = CallOptions.defaults.with { $0.compression = algorithm }
                 let text = String(repeating: "duck pond dash ", count: 1000)
                 #expect(try await echo.get(.with { $0.text = text }, options: compressed).text == text)
-                let lengths = try await echo.expand(.with { $0.repeat = 3; $0.payloadBytes = 1 << 20 }) { response in
+                let lengths = try await echo.expand(
+                    .with {
+                        $0.repeat = 3
+                        $0.payloadBytes = 1 << 20
+                    }
+                ) { response in
                     var lengths: [Int] = []
                     for try await message in response.messages { lengths.append(message.payload.count) }
                     return lengths
@@ -80,10 +88,11 @@ struct GRPCPeerTests {
                 group.addTask { try await server.serve() }
                 defer { server.beginGracefulShutdown() }
                 let bound = try await server.listeningAddress
-                let target: HTTP2ClientTransport.Target = switch address {
-                case .unixDomainSocket(let path): .unixDomainSocket(path: path)
-                default: .ipv4(host: "127.0.0.1", port: try #require(bound.port))
-                }
+                let target: HTTP2ClientTransport.Target =
+                    switch address {
+                    case .unixDomainSocket(let path): .unixDomainSocket(path: path)
+                    default: .ipv4(host: "127.0.0.1", port: try #require(bound.port))
+                    }
                 try await withGRPCClient(transport: try HTTP2ClientTransport(target: target)) { client in
                     try await Self.exerciseEcho(Pitlane_Test_Echo_Echo.Client(wrapping: client))
                 }
@@ -98,7 +107,12 @@ struct GRPCPeerTests {
             for word in ["duck", "pond", "dash"] { try await writer.write(.with { $0.text = word }) }
         }
         #expect(collected.text == "duck pond dash")
-        let indices = try await echo.expand(.with { $0.repeat = 100; $0.payloadBytes = 1000 }) { response in
+        let indices = try await echo.expand(
+            .with {
+                $0.repeat = 100
+                $0.payloadBytes = 1000
+            }
+        ) { response in
             var indices: [Int32] = []
             for try await message in response.messages { indices.append(message.index) }
             return indices
@@ -112,7 +126,12 @@ struct GRPCPeerTests {
             return texts
         }
         #expect(echoed == (0..<10).map { "m\($0)" })
-        let large = try await echo.expand(.with { $0.repeat = 1; $0.payloadBytes = 3 << 20 }) { response in
+        let large = try await echo.expand(
+            .with {
+                $0.repeat = 1
+                $0.payloadBytes = 3 << 20
+            }
+        ) { response in
             var total = 0
             for try await message in response.messages { total += message.payload.count }
             return total
@@ -120,7 +139,11 @@ struct GRPCPeerTests {
         #expect(large == 3 << 20)
 
         let failure = await #expect(throws: RPCError.self) {
-            try await echo.get(.with { $0.failWithCode = 5; $0.failWithMessage = "no race ü 100% \t" })
+            try await echo.get(
+                .with {
+                    $0.failWithCode = 5
+                    $0.failWithMessage = "no race ü 100% \t"
+                })
         }
         #expect(failure?.code == .notFound)
         #expect(failure?.message == "no race ü 100% \t")

@@ -1,5 +1,6 @@
-@testable import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneHTTP2
 
 @Suite("grpc-timeout", .timeLimit(.minutes(1)))
 struct GRPCTimeoutTests {

@@ -10,7 +10,9 @@ import Testing
 struct HostilePeerTests {
     static let hostilePeer = GRPCPeerTests.repositoryRoot.appending(path: "Tests/Peers/hostile_peer.py").path
 
-    @Test("garbage preface, no content-type, bad grpc-timeout, 1 GiB prefix, unknown encoding, ping flood, rapid reset, SETTINGS/WINDOW_UPDATE/PING/CONTINUATION floods, oversized headers, zero-window client")
+    @Test(
+        "garbage preface, no content-type, bad grpc-timeout, 1 GiB prefix, unknown encoding, ping flood, rapid reset, SETTINGS/WINDOW_UPDATE/PING/CONTINUATION floods, oversized headers, zero-window client"
+    )
     func hostilePeers() async throws {
         let server = GRPCServer(
             transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [EchoService()]
@@ -22,7 +24,9 @@ struct HostilePeerTests {
             let attacks = try await GRPCPeerTests.run([Self.hostilePeer, "--port", String(port)])
             #expect(attacks.contains("checks: 16 ok, 0 failed"), "\(attacks)")
             // grpcio, after all that, on the same server.
-            let afterwards = try await GRPCPeerTests.run([GRPCPeerTests.peer, "client", "--port", String(port), "--protos", GRPCPeerTests.protos])
+            let afterwards = try await GRPCPeerTests.run([
+                GRPCPeerTests.peer, "client", "--port", String(port), "--protos", GRPCPeerTests.protos,
+            ])
             #expect(afterwards.contains("checks: 13 ok, 0 failed"), "\(afterwards)")
         }
     }
@@ -85,7 +89,9 @@ struct HostilePeerTests {
     @Test("preface timeout: a connection that sends half the client preface and stalls is closed")
     func halfPrefaceStall() async throws {
         try await withPrefaceLimitedServer(timeout: .seconds(1)) { port in
-            let stall = try await GRPCPeerTests.run([Self.hostilePeer, "--port", String(port), "--only", "half_preface_stall", "--stall-bound", "5"])
+            let stall = try await GRPCPeerTests.run([
+                Self.hostilePeer, "--port", String(port), "--only", "half_preface_stall", "--stall-bound", "5",
+            ])
             #expect(stall.contains("checks: 1 ok, 0 failed"), "\(stall)")
         }
     }
@@ -118,7 +124,12 @@ struct HostilePeerTests {
                 let one = try await echo.get(.with { $0.text = "one" })
                 #expect(one.text == "one")
                 clock.advance(by: .milliseconds(500))  // idle, but not for long enough
-                let received = try await echo.expand(.with { $0.repeat = 2000; $0.payloadBytes = 1000 }) { response in
+                let received = try await echo.expand(
+                    .with {
+                        $0.repeat = 2000
+                        $0.payloadBytes = 1000
+                    }
+                ) { response in
                     var messages = 0
                     for try await _ in response.messages {
                         messages += 1
@@ -134,7 +145,8 @@ struct HostilePeerTests {
 
     /// The error `call` ends with (nil if it succeeds), while `clock` moves a second at a time;
     /// real time bounds only how long that may take.
-    static func outcome(stepping clock: ManualClock, _ call: @escaping @Sendable () async throws -> some Sendable) async throws -> RPCError? {
+    static func outcome(stepping clock: ManualClock, _ call: @escaping @Sendable () async throws -> some Sendable) async throws -> RPCError?
+    {
         try await withThrowingTaskGroup(of: RPCError?.self) { group in
             group.addTask {
                 do { _ = try await call() } catch let error as RPCError { return error }
@@ -153,9 +165,15 @@ struct HostilePeerTests {
     }
 
     /// A server that closes connections idle for `idle`, serving while `body` runs.
-    func withIdleLimitedServer(idle: Duration = .milliseconds(200), timeSource: TimeSource = .continuous,
-                               _ body: (Int) async throws -> Void) async throws {
-        try await withEchoServer({ $0.connection.maxIdle = idle; $0.timeSource = timeSource }, body)
+    func withIdleLimitedServer(
+        idle: Duration = .milliseconds(200), timeSource: TimeSource = .continuous,
+        _ body: (Int) async throws -> Void
+    ) async throws {
+        try await withEchoServer(
+            {
+                $0.connection.maxIdle = idle
+                $0.timeSource = timeSource
+            }, body)
     }
 
     /// A server that closes connections whose client preface has not come within `timeout`, serving while `body` runs.

@@ -38,7 +38,10 @@ struct InterceptorParityTests {
         }
 
         mutating func failed(_ error: any Error) {
-            guard let error = error as? RPCError else { return self.error = "not an RPCError: \(error)" }
+            guard let error = error as? RPCError else {
+                self.error = "not an RPCError: \(error)"
+                return
+            }
             self.error = "\(error.code): \(error.message) \(Self.fields(error.metadata))"
         }
     }
@@ -114,7 +117,9 @@ struct InterceptorParityTests {
 
     static func serverStreaming(_ echo: Echo, _ message: EchoRequest, options: CallOptions = .defaults) async -> Outcome {
         do {
-            return try await echo.expand(request: ClientRequest(message: message, metadata: metadata), options: options) { await streamed($0) }
+            return try await echo.expand(request: ClientRequest(message: message, metadata: metadata), options: options) {
+                await streamed($0)
+            }
         } catch {
             var outcome = Outcome()
             outcome.failed(error)
@@ -138,24 +143,71 @@ struct InterceptorParityTests {
     /// The cases, each named.
     static let cases: [(String, @Sendable (Context) async -> Outcome)] = [
         ("unary", { await unary($0.echo, .with { $0.text = "hello" }) }),
-        ("unary error", { await unary($0.echo, .with { $0.failWithCode = 5; $0.failWithMessage = "no such thing, café" }) }),
+        (
+            "unary error",
+            {
+                await unary(
+                    $0.echo,
+                    .with {
+                        $0.failWithCode = 5
+                        $0.failWithMessage = "no such thing, café"
+                    })
+            }
+        ),
         ("unary, no such status code", { await unary($0.echo, .with { $0.failWithCode = 99 }) }),
-        ("unary past its deadline", { context in
-            await context.pastDeadline { await unary($0, .with { $0.waitForCancellation = true }, options: deadline) }
-        }),
+        (
+            "unary past its deadline",
+            { context in
+                await context.pastDeadline { await unary($0, .with { $0.waitForCancellation = true }, options: deadline) }
+            }
+        ),
         ("client streaming", { await clientStreaming($0.echo, ["one", "two", "three"].map { word in .with { $0.text = word } }) }),
         ("client streaming, nothing sent", { await clientStreaming($0.echo, []) }),
         ("client streaming error", { await clientStreaming($0.echo, [.with { $0.text = "one" }, .with { $0.failWithCode = 9 }]) }),
-        ("server streaming", { await serverStreaming($0.echo, .with { $0.text = "x"; $0.repeat = 3 }) }),
-        ("server streaming error", { await serverStreaming($0.echo, .with { $0.failWithCode = 7; $0.failWithMessage = "denied" }) }),
-        ("server streaming past its deadline", { context in
-            await context.pastDeadline { await serverStreaming($0, .with { $0.waitForCancellation = true }, options: deadline) }
-        }),
+        (
+            "server streaming",
+            {
+                await serverStreaming(
+                    $0.echo,
+                    .with {
+                        $0.text = "x"
+                        $0.repeat = 3
+                    })
+            }
+        ),
+        (
+            "server streaming error",
+            {
+                await serverStreaming(
+                    $0.echo,
+                    .with {
+                        $0.failWithCode = 7
+                        $0.failWithMessage = "denied"
+                    })
+            }
+        ),
+        (
+            "server streaming past its deadline",
+            { context in
+                await context.pastDeadline { await serverStreaming($0, .with { $0.waitForCancellation = true }, options: deadline) }
+            }
+        ),
         ("bidirectional", { await bidirectional($0.echo, ["a", "b"].map { word in .with { $0.text = word } }) }),
         ("bidirectional, nothing sent", { await bidirectional($0.echo, []) }),
-        ("bidirectional error", {
-            await bidirectional($0.echo, [.with { $0.text = "a" }, .with { $0.failWithCode = 3; $0.failWithMessage = "bad" }])
-        }),
+        (
+            "bidirectional error",
+            {
+                await bidirectional(
+                    $0.echo,
+                    [
+                        .with { $0.text = "a" },
+                        .with {
+                            $0.failWithCode = 3
+                            $0.failWithMessage = "bad"
+                        },
+                    ])
+            }
+        ),
     ]
 
     /// Every case against a server with these interceptors: what the client saw of each, and
@@ -165,8 +217,9 @@ struct InterceptorParityTests {
         let clock = ManualClock()
         var config = HTTP2ServerTransport.Config.defaults
         config.timeSource = .manual(clock)
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
-                                services: [EchoService(probe: probe)], interceptors: interceptors)
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
+            services: [EchoService(probe: probe)], interceptors: interceptors)
         var outcomes: [String: Outcome] = [:]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
@@ -186,15 +239,19 @@ struct InterceptorParityTests {
         let plain = try await Self.run(interceptors: [])
         let intercepted = try await Self.run(interceptors: [PassThrough()])
         for (name, _) in Self.cases {
-            #expect(plain.outcomes[name] == intercepted.outcomes[name],
-                    "\(name): without \(plain.outcomes[name].map { "\($0)" } ?? "nothing"), with \(intercepted.outcomes[name].map { "\($0)" } ?? "nothing")")
+            #expect(
+                plain.outcomes[name] == intercepted.outcomes[name],
+                "\(name): without \(plain.outcomes[name].map { "\($0)" } ?? "nothing"), with \(intercepted.outcomes[name].map { "\($0)" } ?? "nothing")"
+            )
         }
         #expect(plain.handlers == intercepted.handlers)
         // The cases mean something: the unary call answered, its error kept its metadata, and
         // the handlers past their deadlines were cancelled by the server's deadline.
         #expect(plain.outcomes["unary"]?.messages == ["hello#0"])
         #expect(plain.outcomes["unary error"]?.error?.contains("no such thing, café") == true)
-        #expect(plain.outcomes["unary past its deadline"]?.error?.hasPrefix("DEADLINE_EXCEEDED: the deadline passed before the handler finished") == true)
+        #expect(
+            plain.outcomes["unary past its deadline"]?.error?.hasPrefix(
+                "DEADLINE_EXCEEDED: the deadline passed before the handler finished") == true)
         #expect(plain.handlers.filter { $0 == "cancelled" }.count == 2, "\(plain.handlers)")
     }
 }

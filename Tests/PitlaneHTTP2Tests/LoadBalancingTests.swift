@@ -20,11 +20,15 @@ struct LoadBalancingTests {
     }
 
     /// Runs `body` with `count` echo servers, each with its RPC counter.
-    func withServers(_ count: Int, _ body: ([(GRPCServer<HTTP2ServerTransport>, Counter, SocketAddress)]) async throws -> Void) async throws {
+    func withServers(_ count: Int, _ body: ([(GRPCServer<HTTP2ServerTransport>, Counter, SocketAddress)]) async throws -> Void) async throws
+    {
         let servers = (0..<count).map { _ in
             let counter = Counter()
-            return (GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)),
-                               services: [EchoService()], interceptors: [counter]), counter)
+            return (
+                GRPCServer(
+                    transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)),
+                    services: [EchoService()], interceptors: [counter]), counter
+            )
         }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (server, _) in servers { group.addTask { try await server.serve() } }

@@ -1,6 +1,7 @@
 import PitlaneCore
-@testable import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneHTTP2
 
 @Suite("Message compression with zlib", .timeLimit(.minutes(5)))
 struct MessageCompressionTests {

@@ -1,6 +1,7 @@
-@testable import PitlaneHTTP2
 import PitlaneCore
 import Testing
+
+@testable import PitlaneHTTP2
 
 @Suite("MessageDeframer", .timeLimit(.minutes(1)))
 struct MessageDeframerTests {

@@ -1,6 +1,7 @@
-@testable import PitlaneHTTP2
 import PitlaneCore
 import Testing
+
+@testable import PitlaneHTTP2
 
 @Suite("PendingData and BodyBytes", .timeLimit(.minutes(1)))
 struct PendingDataTests {
@@ -21,7 +22,7 @@ struct PendingDataTests {
         let big = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
         let chunks = [
             BodyBytes(enveloping: [1, 2, 3], flags: 0),
-            BodyBytes(enveloping: [], flags: 0),            // an empty message: its prefix alone
+            BodyBytes(enveloping: [], flags: 0),  // an empty message: its prefix alone
             BodyBytes([9, 8, 7, 6]),
             BodyBytes(enveloping: big, flags: 1),
             BodyBytes(enveloping: [42], flags: 2),

@@ -31,8 +31,9 @@ struct PerMessageCompressionTests {
     func flagsBothWays() async throws {
         var config = HTTP2ServerTransport.Config.defaults
         config.rpc.responseCompression = .gzip
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
-                                services: [CompressionReporter()])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: config),
+            services: [CompressionReporter()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }
@@ -40,11 +41,18 @@ struct PerMessageCompressionTests {
             try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: port))) { client in
                 let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
                 let control = MessageCompressionControl()
-                let options = CallOptions.defaults.with { $0.compression = .gzip; $0.messageCompression = control }
+                let options = CallOptions.defaults.with {
+                    $0.compression = .gzip
+                    $0.messageCompression = control
+                }
                 // Requests: compressed, plain, compressed. Responses: compressed, plain, plain.
                 let received = try await echo.update(options: options) { writer in
                     let text = String(repeating: "lap ", count: 1000)
-                    try await writer.write(.with { $0.text = text; $0.repeat = 1 })
+                    try await writer.write(
+                        .with {
+                            $0.text = text
+                            $0.repeat = 1
+                        })
                     control.compressesWrites = false
                     try await writer.write(.with { $0.text = text })
                     control.compressesWrites = true

@@ -18,7 +18,8 @@ struct SerializedMessageTests {
 
         func registerMethods(with router: inout RPCRouter) {
             let accepted = self.accepted
-            router.registerHandler(forMethod: Pitlane_Test_Echo_Echo.Method.Expand.descriptor) { (request: StreamingServerRequest<EchoRequest>, _) in
+            router.registerHandler(forMethod: Pitlane_Test_Echo_Echo.Method.Expand.descriptor) {
+                (request: StreamingServerRequest<EchoRequest>, _) in
                 StreamingServerResponse { (writer: RPCWriter<EchoResponse>) in
                     let padding = String(repeating: "x", count: 1_024)
                     for number in 0..<100_000 {
@@ -37,7 +38,8 @@ struct SerializedMessageTests {
     @Test("tryWrite queues while the stream keeps up and refuses past its watermark; every message arrives once, in order")
     func tryWriteUntilBehind() async throws {
         let accepted = Locked(0)
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [Flooder(accepted: accepted)])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [Flooder(accepted: accepted)])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }

@@ -1,6 +1,7 @@
 import CNGHTTP2
-@testable import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneHTTP2
 
 /// The server connection's policy on its own: no sockets, no sleeps, instants chosen here.
 @Suite("Server connection state machine", .timeLimit(.minutes(1)))
@@ -18,12 +19,16 @@ struct ServerConnectionStateMachineTests {
 
     @Test("pings: one per interval is fine; strikes past the limit get GOAWAY too_many_pings once, and the connection closes")
     func pingPolicy() {
-        var connection = machine { $0.http2.minimumPingInterval = .seconds(300); $0.http2.maxPingStrikes = 2 }
+        var connection = machine {
+            $0.http2.minimumPingInterval = .seconds(300)
+            $0.http2.maxPingStrikes = 2
+        }
         #expect(connection.pingReceived(at: start) == .none)
         #expect(connection.pingReceived(at: start + .seconds(300)) == .none)  // on time: no strike
         #expect(connection.pingReceived(at: start + .seconds(301)) == .none)  // strike 1
         #expect(connection.pingReceived(at: start + .seconds(302)) == .none)  // strike 2
-        #expect(connection.pingReceived(at: start + .seconds(303))
+        #expect(
+            connection.pingReceived(at: start + .seconds(303))
                 == .sendGoAway(errorCode: Self.calm, debug: "too_many_pings"))
         #expect(connection.phase == .closingOnceWritten)
         #expect(connection.pingReceived(at: start + .seconds(304)) == .none)  // said once
@@ -31,7 +36,10 @@ struct ServerConnectionStateMachineTests {
 
     @Test("pings: sending headers or data forgives strikes, as gRPC C-core does (BDP pings on a busy stream)")
     func pingsForgiven() {
-        var connection = machine { $0.http2.minimumPingInterval = .seconds(300); $0.http2.maxPingStrikes = 2 }
+        var connection = machine {
+            $0.http2.minimumPingInterval = .seconds(300)
+            $0.http2.maxPingStrikes = 2
+        }
         for second in 0..<100 {
             #expect(connection.pingReceived(at: start + .seconds(second)) == .none)
             connection.framesSent()
@@ -41,11 +49,15 @@ struct ServerConnectionStateMachineTests {
 
     @Test("rapid reset: a burst within the budget is fine, past it GOAWAY too_many_resets; the budget refills with time")
     func resetBudget() {
-        var connection = machine { $0.http2.maxStreamResetBurst = 10; $0.http2.streamResetsPerSecond = 2 }
+        var connection = machine {
+            $0.http2.maxStreamResetBurst = 10
+            $0.http2.streamResetsPerSecond = 2
+        }
         for _ in 0..<10 { #expect(connection.resetReceived(at: start) == .none) }
         // Five seconds refill ten resets.
         for _ in 0..<10 { #expect(connection.resetReceived(at: start + .seconds(5)) == .none) }
-        #expect(connection.resetReceived(at: start + .seconds(5))
+        #expect(
+            connection.resetReceived(at: start + .seconds(5))
                 == .sendGoAway(errorCode: Self.calm, debug: "too_many_resets"))
         #expect(connection.phase == .closingOnceWritten)
     }
@@ -126,7 +138,10 @@ struct ServerConnectionStateMachineTests {
 
     @Test("age: the age limit drains, and the grace period closes whatever is still open")
     func age() {
-        var connection = machine { $0.connection.maxAge = .seconds(60); $0.connection.maxAgeGrace = .seconds(5) }
+        var connection = machine {
+            $0.connection.maxAge = .seconds(60)
+            $0.connection.maxAgeGrace = .seconds(5)
+        }
         #expect(connection.streamOpened() == .accept)
         #expect(connection.ageReached() == .sendDrainNotice)
         #expect(connection.ageGraceEnded() == .close(lingered: false))

@@ -1,5 +1,6 @@
-@testable import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneHTTP2
 
 /// A server stream's life on its own: every transition of `ServerStreamStateMachine`, with
 /// no connection, socket or nghttp2.
@@ -30,18 +31,26 @@ struct ServerStreamStateMachineTests {
     @Test("headers: pseudo-headers go to their places, :authority becomes host, :scheme is dropped; the head starts the RPC")
     func headers() throws {
         var stream = Machine()
-        for (name, value) in [(":method", "POST"), (":scheme", "http"), (":path", "/a.B/C"), (":authority", "example"),
-                              ("content-type", "application/grpc"), ("te", "trailers")] {
+        for (name, value) in [
+            (":method", "POST"), (":scheme", "http"), (":path", "/a.B/C"), (":authority", "example"),
+            ("content-type", "application/grpc"), ("te", "trailers"),
+        ] {
             stream.receivedHeader(name: name, value: value)
         }
-        guard case .start(let head) = stream.headersEnded() else { Issue.record("no start"); return }
+        guard case .start(let head) = stream.headersEnded() else {
+            Issue.record("no start")
+            return
+        }
         #expect(head.method == "POST" && head.path == "/a.B/C")
         #expect(head.headers.map(\.name) == ["host", "content-type", "te"])
         #expect(head.header("host") == "example")
         #expect(isOpen(stream))
         // Request trailers: a second HEADERS block starts nothing, and its fields go nowhere.
         stream.receivedHeader(name: "x-late", value: "1")
-        guard case .none = stream.headersEnded() else { Issue.record("trailers started something"); return }
+        guard case .none = stream.headersEnded() else {
+            Issue.record("trailers started something")
+            return
+        }
         #expect(isOpen(stream))
     }
 
@@ -51,7 +60,10 @@ struct ServerStreamStateMachineTests {
         stream.receivedHeader(name: ":path", value: "/a.B/C")
         stream.headerListTooLarge(limit: 16_384)
         stream.receivedHeader(name: "x-more", value: "1")
-        guard case .refuse(let limit) = stream.headersEnded() else { Issue.record("not refused"); return }
+        guard case .refuse(let limit) = stream.headersEnded() else {
+            Issue.record("not refused")
+            return
+        }
         #expect(limit == 16_384)
         #expect(isOpen(stream))  // open to answer
         #expect(throws: Never.self) { try stream.responseHeadSent(endsStream: true) }
@@ -71,7 +83,10 @@ struct ServerStreamStateMachineTests {
         #expect(first.bytes == [0, 0, 0, 0] && first.step.isMore)
         let rest = read(&stream)
         #expect(rest.bytes == [3, 1, 2, 3, 9])
-        guard case .end(.trailers(let trailers)) = rest.step else { Issue.record("no trailers: \(rest.step)"); return }
+        guard case .end(.trailers(let trailers)) = rest.step else {
+            Issue.record("no trailers: \(rest.step)")
+            return
+        }
         #expect(trailers.map(\.name) == ["grpc-status"])
         #expect(isDone(stream))
         #expect(stream.closed() == false)  // complete: nothing to cancel
@@ -83,7 +98,10 @@ struct ServerStreamStateMachineTests {
         try stream.responseHeadSent(endsStream: false)
         #expect(read(&stream).step.isDeferred)
         #expect(try stream.responseEnded(trailers: []) == true)
-        guard case .end(.endStream) = read(&stream).step else { Issue.record("not END_STREAM"); return }
+        guard case .end(.endStream) = read(&stream).step else {
+            Issue.record("not END_STREAM")
+            return
+        }
     }
 
     @Test("parts after the response's end are violations, reported with the state, not crashes")
@@ -100,7 +118,9 @@ struct ServerStreamStateMachineTests {
         #expect(!fresh.isOpen)
     }
 
-    @Test("deadline: a response with data held back by the client's window is reset; one whose end is queued, or with nothing pending, is not")
+    @Test(
+        "deadline: a response with data held back by the client's window is reset; one whose end is queued, or with nothing pending, is not"
+    )
     func deadline() throws {
         var held = started()
         try held.responseHeadSent(endsStream: false)
@@ -146,7 +166,10 @@ struct ServerStreamStateMachineTests {
         var running = started()
         #expect(running.closed() == true)
         #expect(running.closed() == false)  // once
-        guard case .end(.endStream) = read(&running).step else { Issue.record("data after close"); return }
+        guard case .end(.endStream) = read(&running).step else {
+            Issue.record("data after close")
+            return
+        }
 
         var complete = started()
         try complete.responseHeadSent(endsStream: true)

@@ -21,9 +21,11 @@ struct TLSTests {
             var tls = Self.serverTLS(certificates)
             if mutual { tls.clientCertificateVerification = .required }
             try await Self.withEchoServer(security: .tls(tls), config: .defaults.with { $0.eventLoops.threads = 2 }) { address in
-                var arguments = [GRPCPeerTests.peer, "client", "--port", String(try #require(address.port)),
-                                 "--protos", GRPCPeerTests.protos, "--tls-ca", certificates.caPath,
-                                 "--server-name-override", "localhost"]
+                var arguments = [
+                    GRPCPeerTests.peer, "client", "--port", String(try #require(address.port)),
+                    "--protos", GRPCPeerTests.protos, "--tls-ca", certificates.caPath,
+                    "--server-name-override", "localhost",
+                ]
                 if mutual { arguments += ["--tls-cert", certificates.clientCertificatePath, "--tls-key", certificates.clientKeyPath] }
                 let output = try await GRPCPeerTests.run(arguments)
                 #expect(output.contains("checks: 13 ok, 0 failed"), "\(output)")
@@ -34,8 +36,10 @@ struct TLSTests {
     @Test("a Pitlane TLS client calls a grpcio TLS server: the echo exercise", arguments: [false, true])
     func pitlaneClientToGrpcioServer(mutual: Bool) async throws {
         try await withTestCertificates { certificates in
-            var arguments = [GRPCPeerTests.peer, "server", "--protos", GRPCPeerTests.protos,
-                             "--tls-cert", certificates.serverCertificatePath, "--tls-key", certificates.serverKeyPath]
+            var arguments = [
+                GRPCPeerTests.peer, "server", "--protos", GRPCPeerTests.protos,
+                "--tls-cert", certificates.serverCertificatePath, "--tls-key", certificates.serverKeyPath,
+            ]
             if mutual { arguments += ["--tls-ca", certificates.caPath, "--require-client-cert"] }
             let server = try await PythonServer.start(arguments: arguments)
             var tls = HTTP2ClientTransport.TLSConfig(trustRootsPath: certificates.caPath)
@@ -59,10 +63,11 @@ struct TLSTests {
             for address in [HTTP2ServerTransport.Address.ipv4(host: "127.0.0.1", port: 0), .unixDomainSocket(path: socketPath)] {
                 try await Self.withEchoServer(address: address, security: .tls(Self.serverTLS(certificates))) { bound in
                     // An IP target checks the certificate's IP address; a Unix socket, "localhost".
-                    let target: HTTP2ClientTransport.Target = switch address {
-                    case .unixDomainSocket(let path): .unixDomainSocket(path: path)
-                    default: .ipv4(host: "127.0.0.1", port: try #require(bound.port))
-                    }
+                    let target: HTTP2ClientTransport.Target =
+                        switch address {
+                        case .unixDomainSocket(let path): .unixDomainSocket(path: path)
+                        default: .ipv4(host: "127.0.0.1", port: try #require(bound.port))
+                        }
                     let transport = try HTTP2ClientTransport(target: target, security: .tls(.init(trustRootsPath: certificates.caPath)))
                     try await withGRPCClient(transport: transport) { client in
                         try await GRPCPeerTests.exerciseEcho(Echo(wrapping: client))
@@ -95,7 +100,12 @@ struct TLSTests {
     static func exerciseLargeMessages(_ echo: Echo) async throws {
         let text = String(repeating: "0123456789abcdef", count: 4_000_000 / 16)
         #expect(try await echo.get(.with { $0.text = text }).text == text)
-        let sizes = try await echo.expand(.with { $0.repeat = 8; $0.payloadBytes = 1 << 20 }) { response in
+        let sizes = try await echo.expand(
+            .with {
+                $0.repeat = 8
+                $0.payloadBytes = 1 << 20
+            }
+        ) { response in
             var sizes: [Int] = []
             for try await message in response.messages { sizes.append(message.payload.count) }
             return sizes
@@ -180,7 +190,8 @@ struct TLSTests {
     func untrustedCA() async throws {
         try await withTestCertificates { certificates in
             try await Self.withEchoServer(security: .tls(Self.serverTLS(certificates)), config: Self.recording(Locked([]))) { address in
-                let failure = try await Self.failure(port: try #require(address.port), tls: .init(trustRootsPath: certificates.untrustedCAPath))
+                let failure = try await Self.failure(
+                    port: try #require(address.port), tls: .init(trustRootsPath: certificates.untrustedCAPath))
                 #expect(failure?.code == .unavailable)
                 #expect(failure?.message.contains("certificate verify failed") == true, "\(String(describing: failure))")
                 #expect(failure?.message.contains("unable to get local issuer certificate") == true, "\(String(describing: failure))")
@@ -228,11 +239,15 @@ struct TLSTests {
             try await Self.withEchoServer(security: .tls(Self.serverTLS(certificates)), config: config) { address in
                 let port = String(try #require(address.port))
                 for offer in ["http/1.1", "none"] {
-                    let output = try await runProcess(GRPCPeerTests.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", offer]).output
+                    let output = try await runProcess(
+                        GRPCPeerTests.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", offer]
+                    ).output
                     #expect(output.hasPrefix("rejected"), "offering \(offer): \(output)")
                     #expect(output.contains("NO_APPLICATION_PROTOCOL") || output.contains("no application protocol"), "\(output)")
                 }
-                let accepted = try await runProcess(GRPCPeerTests.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", "http/1.1,h2"]).output
+                let accepted = try await runProcess(
+                    GRPCPeerTests.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", "http/1.1,h2"]
+                ).output
                 #expect(accepted.hasPrefix("accepted h2"), "\(accepted)")
                 #expect(failures.value.count == 2, "\(failures.value)")
                 #expect(failures.value.allSatisfy { if case .http2NotNegotiated = $0 { true } else { false } }, "\(failures.value)")
@@ -269,17 +284,28 @@ struct TLSTests {
             try "not a certificate\n".write(toFile: garbage, atomically: true, encoding: .utf8)
             let missing = "\(certificates.directory)/missing.pem"
             let cases: [(HTTP2ServerTransport.TLSConfig, (TLSError) -> Bool)] = [
-                (.init(certificateChainPath: missing, privateKeyPath: certificates.serverKeyPath),
-                 { if case .unreadableFile(missing, _) = $0 { true } else { false } }),
-                (.init(certificateChainPath: garbage, privateKeyPath: certificates.serverKeyPath),
-                 { if case .invalidCertificateChain(garbage, _) = $0 { true } else { false } }),
-                (.init(certificateChainPath: certificates.serverCertificatePath, privateKeyPath: garbage),
-                 { if case .invalidPrivateKey(garbage, _) = $0 { true } else { false } }),
-                (.init(certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.clientKeyPath),
-                 { if case .privateKeyMismatch = $0 { true } else { false } }),
-                (.init(certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.serverKeyPath,
-                       clientCertificateVerification: .required, trustRootsPath: garbage),
-                 { if case .invalidTrustRoots(garbage, _) = $0 { true } else { false } }),
+                (
+                    .init(certificateChainPath: missing, privateKeyPath: certificates.serverKeyPath),
+                    { if case .unreadableFile(missing, _) = $0 { true } else { false } }
+                ),
+                (
+                    .init(certificateChainPath: garbage, privateKeyPath: certificates.serverKeyPath),
+                    { if case .invalidCertificateChain(garbage, _) = $0 { true } else { false } }
+                ),
+                (
+                    .init(certificateChainPath: certificates.serverCertificatePath, privateKeyPath: garbage),
+                    { if case .invalidPrivateKey(garbage, _) = $0 { true } else { false } }
+                ),
+                (
+                    .init(certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.clientKeyPath),
+                    { if case .privateKeyMismatch = $0 { true } else { false } }
+                ),
+                (
+                    .init(
+                        certificateChainPath: certificates.serverCertificatePath, privateKeyPath: certificates.serverKeyPath,
+                        clientCertificateVerification: .required, trustRootsPath: garbage),
+                    { if case .invalidTrustRoots(garbage, _) = $0 { true } else { false } }
+                ),
             ]
             for (tls, matches) in cases {
                 let transport = HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), security: .tls(tls))
@@ -299,11 +325,16 @@ struct TLSTests {
             let cases: [(HTTP2ClientTransport.TLSConfig, (TLSError) -> Bool)] = [
                 (.init(trustRootsPath: missing), { if case .unreadableFile(missing, _) = $0 { true } else { false } }),
                 (.init(trustRootsPath: garbage), { if case .invalidTrustRoots(garbage, _) = $0 { true } else { false } }),
-                (.init(trustRootsPath: certificates.caPath, certificateChainPath: certificates.clientCertificatePath),
-                 { if case .invalidConfiguration = $0 { true } else { false } }),
-                (.init(trustRootsPath: certificates.caPath, certificateChainPath: certificates.clientCertificatePath,
-                       privateKeyPath: certificates.serverKeyPath),
-                 { if case .privateKeyMismatch = $0 { true } else { false } }),
+                (
+                    .init(trustRootsPath: certificates.caPath, certificateChainPath: certificates.clientCertificatePath),
+                    { if case .invalidConfiguration = $0 { true } else { false } }
+                ),
+                (
+                    .init(
+                        trustRootsPath: certificates.caPath, certificateChainPath: certificates.clientCertificatePath,
+                        privateKeyPath: certificates.serverKeyPath),
+                    { if case .privateKeyMismatch = $0 { true } else { false } }
+                ),
             ]
             for (tls, matches) in cases {
                 let error = #expect(throws: TLSError.self) {
@@ -345,7 +376,8 @@ struct TLSTests {
         config: HTTP2ServerTransport.Config = .defaults,
         _ body: (SocketAddress) async throws -> Void
     ) async throws {
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: address, security: security, config: config), services: [EchoService()])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: address, security: security, config: config), services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }

@@ -1,8 +1,9 @@
 import PitlaneCore
 import PitlaneHTTP2
-@testable import PitlaneObservability
 import TestSupport
 import Testing
+
+@testable import PitlaneObservability
 
 @Suite("Client metrics", .timeLimit(.minutes(1)))
 struct ClientMetricsTests {
@@ -33,8 +34,10 @@ struct ClientMetricsTests {
         return samples
     }
 
-    static func key(_ name: String, method: String = ClientMetricsTests.getMethod, status: String? = nil,
-                    target: String = "in-process") -> String {
+    static func key(
+        _ name: String, method: String = ClientMetricsTests.getMethod, status: String? = nil,
+        target: String = "in-process"
+    ) -> String {
         "\(name){grpc_method=\"\(method)\",grpc_target=\"\(target)\"" + (status.map { ",grpc_status=\"\($0)\"" } ?? "") + "}"
     }
 
@@ -80,8 +83,9 @@ struct ClientMetricsTests {
 
     @Test("under a retry policy each attempt counts: two UNAVAILABLE attempts and an OK one make 3 attempts and 1 OK call")
     func retries() async throws {
-        let policy = RetryPolicy(maxAttempts: 5, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(4), backoffMultiplier: 2,
-                                 retryableStatusCodes: [.unavailable])
+        let policy = RetryPolicy(
+            maxAttempts: 5, initialBackoff: .milliseconds(1), maxBackoff: .milliseconds(4), backoffMultiplier: 2,
+            retryableStatusCodes: [.unavailable])
         let config = MethodConfig(names: [MethodConfig.Name(service: "pitlane.test.echo.Echo")], executionPolicy: .retry(policy))
         let transport = InProcessTransport(serviceConfig: ServiceConfig(methodConfigs: [config]))
         let metrics = ClientMetrics(target: "in-process", methods: Pitlane_Test_Echo_Echo.Method.descriptors)
@@ -124,10 +128,17 @@ struct ClientMetricsTests {
         let target = "dns:///localhost:8080"
         #expect(samples[Self.key("grpc_client_attempt_started_total", method: "other", target: target)] == 1)
         #expect(samples[Self.key("grpc_client_attempt_duration_seconds_sum", method: "other", status: "OK", target: target)] == 0.002)
-        #expect(samples[Self.bucket(Self.key("grpc_client_call_duration_seconds_bucket", method: "other", status: "OK", target: target),
-                                    le: "0.003")] == 1)
-        #expect(samples[Self.bucket(Self.key("grpc_client_attempt_rcvd_total_compressed_message_size_bytes_bucket", method: "other",
-                                             status: "OK", target: target), le: "1024")] == 0)
+        #expect(
+            samples[
+                Self.bucket(
+                    Self.key("grpc_client_call_duration_seconds_bucket", method: "other", status: "OK", target: target),
+                    le: "0.003")] == 1)
+        #expect(
+            samples[
+                Self.bucket(
+                    Self.key(
+                        "grpc_client_attempt_rcvd_total_compressed_message_size_bytes_bucket", method: "other",
+                        status: "OK", target: target), le: "1024")] == 0)
         #expect(ClientMetrics.uri(of: .ipv4(host: "127.0.0.1", port: 8090)) == "ipv4:127.0.0.1:8090")
     }
 }

@@ -1,8 +1,9 @@
 import PitlaneCore
-@testable import PitlaneObservability
 import PitlaneProtobuf
 import TestSupport
 import Testing
+
+@testable import PitlaneObservability
 
 /// Per-message span events (OpenTelemetry's RPC conventions), off by default, bounded per span.
 /// tracing_peer.py (check h) judges them through a real collector.
@@ -13,7 +14,9 @@ struct MessageEventsTests {
     /// (message.type, message.id, message.uncompressed_size) of each event named "message".
     static func events(_ span: OTLPSpan) -> [(String, Int, Int)] {
         span.events.filter { $0.name == "message" }.map { event in
-            var type = "", id = -1, size = -1
+            var type = ""
+            var id = -1
+            var size = -1
             for attribute in event.attributes {
                 switch attribute.key {
                 case "message.type": type = attribute.value.stringValue

@@ -11,10 +11,12 @@ struct OperatorPeerTests {
     /// Runs a peer from Tests/Peers with `--bin` naming the built executables.
     static func runPeer(_ script: String, limit: Duration) async throws -> (status: Int32, output: String) {
         let beside = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let binaries = FileManager.default.isExecutableFile(atPath: beside.appending(path: "swiftkart-server").path)
+        let binaries =
+            FileManager.default.isExecutableFile(atPath: beside.appending(path: "swiftkart-server").path)
             ? beside.path : root.appending(path: ".build/debug").path
-        return try await runProcess(root.appending(path: ".venv/bin/python").path,
-                                    [root.appending(path: "Tests/Peers/\(script)").path, "--bin", binaries], limit: limit)
+        return try await runProcess(
+            root.appending(path: ".venv/bin/python").path,
+            [root.appending(path: "Tests/Peers/\(script)").path, "--bin", binaries], limit: limit)
     }
 
     @Test("every check of operator_peer.py against swiftkart-server, orders-server and pitlane-interop-server")
@@ -23,7 +25,9 @@ struct OperatorPeerTests {
         #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
     }
 
-    @Test("tracing: an OTLP collector made from opentelemetry-proto receives one trace for a CLI call and the server's handling of it (tracing_peer.py)")
+    @Test(
+        "tracing: an OTLP collector made from opentelemetry-proto receives one trace for a CLI call and the server's handling of it (tracing_peer.py)"
+    )
     func tracing() async throws {
         let (status, output) = try await Self.runPeer("tracing_peer.py", limit: .seconds(200))
         #expect(status == 0 && output.contains(" 0 failed"), "\(output)")

@@ -1,7 +1,8 @@
 import PitlaneCore
-@testable import PitlaneObservability
 import TestSupport
 import Testing
+
+@testable import PitlaneObservability
 
 @Suite("Server metrics", .timeLimit(.minutes(1)))
 struct ServerMetricsTests {
@@ -28,7 +29,8 @@ struct ServerMetricsTests {
         #expect(text.contains("grpc_server_call_duration_seconds_bucket{\(labels),grpc_status=\"OK\",le=\"0.001\"} 0\n"))
         #expect(text.contains("grpc_server_call_duration_seconds_bucket{\(labels),grpc_status=\"NOT_FOUND\",le=\"+Inf\"} 1\n"))
         #expect(text.contains("grpc_server_call_duration_seconds_sum{\(labels),grpc_status=\"OK\"} 0.006\n"))
-        #expect(text.contains("grpc_server_call_sent_total_compressed_message_size_bytes_bucket{\(labels),grpc_status=\"OK\",le=\"2048\"} 3\n"))
+        #expect(
+            text.contains("grpc_server_call_sent_total_compressed_message_size_bytes_bucket{\(labels),grpc_status=\"OK\",le=\"2048\"} 3\n"))
         #expect(text.contains("grpc_server_call_rcvd_total_compressed_message_size_bytes_sum{\(labels),grpc_status=\"OK\"} 30\n"))
         #expect(!text.contains("grpc_status=\"INTERNAL\""))  // only what happened
         #expect(metrics.callsInProgress == 2)  // the running one, and "other" that never finished

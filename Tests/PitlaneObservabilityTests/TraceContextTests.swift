@@ -1,5 +1,6 @@
-@testable import PitlaneObservability
 import Testing
+
+@testable import PitlaneObservability
 
 @Suite("W3C Trace Context", .timeLimit(.minutes(1)))
 struct TraceContextTests {
@@ -41,15 +42,18 @@ struct TraceContextTests {
 
     @Test("malformed values start a new trace instead: zero ids, uppercase, wrong lengths, version ff")
     func malformed() {
-        for header in ["", "00-xyz", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
-                       "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
-                       "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
-                       "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
-                       "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01extra", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
-                       "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g"] {
+        for header in [
+            "", "00-xyz", "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01extra", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0",
+            "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g",
+        ] {
             #expect(TraceContext(traceparent: header) == nil, "\(header)")
         }
-        #expect(TraceContext(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future") != nil)  // a later version may add fields
+        // A later version may add fields.
+        #expect(TraceContext(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future") != nil)
     }
 
     @Test("server spans fail only on the server's own errors; client spans on any")

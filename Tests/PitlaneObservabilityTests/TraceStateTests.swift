@@ -1,7 +1,8 @@
 import PitlaneCore
-@testable import PitlaneObservability
 import TestSupport
 import Testing
+
+@testable import PitlaneObservability
 
 @Suite("W3C tracestate", .timeLimit(.minutes(1)))
 struct TraceStateTests {
@@ -24,8 +25,10 @@ struct TraceStateTests {
     func malformed() {
         let thirtyThree = (0..<33).map { "k\($0)=v" }.joined(separator: ",")
         let long = "a=" + String(repeating: "x", count: 254) + ",b=" + String(repeating: "y", count: 254)  // 513 characters
-        for header in [thirtyThree, long, "Pitlane=peer", "1abc=x", "a=1,a=2", "a=b=c", "a=", "=v", "a b=1", "a@=1",
-                       "@b=1", "a@B=1", "a@b123456789012345=1", "a=\u{7F}", "a=é", "novalue", "a=" + String(repeating: "x", count: 257)] {
+        for header in [
+            thirtyThree, long, "Pitlane=peer", "1abc=x", "a=1,a=2", "a=b=c", "a=", "=v", "a b=1", "a@=1",
+            "@b=1", "a@B=1", "a@b123456789012345=1", "a=\u{7F}", "a=é", "novalue", "a=" + String(repeating: "x", count: 257),
+        ] {
             #expect(TraceState.validated([header]) == nil, "\(header)")
         }
         #expect(TraceState.validated(["a=1", "a=2"]) == nil)  // a key twice across two headers

@@ -1,8 +1,9 @@
 import PitlaneCore
 import PitlaneHTTP2
-@testable import PitlaneObservability
 import TestSupport
 import Testing
+
+@testable import PitlaneObservability
 
 /// gRFC A66's `…compressed_message_size` histograms count bytes as they crossed the wire: over
 /// HTTP/2 the transport's counts (each message's length prefix), compressed when the call is.
@@ -15,15 +16,17 @@ struct WireSizeTests {
         let services: [any RegistrableRPCService] = [EchoService()]
         let serverMetrics = ServerMetrics(services: services)
         let clientMetrics = ClientMetrics(target: "test", methods: Pitlane_Test_Echo_Echo.Method.descriptors)
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: services,
-                                observer: serverMetrics)
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: services,
+            observer: serverMetrics)
         func serverSum(_ name: String) -> Double? {
             let key = "grpc_server_call_\(name)_total_compressed_message_size_bytes_sum{\(Self.serverLabels)}"
             return ClientMetricsTests.parse(serverMetrics.render())[key]
         }
         func clientSum(_ name: String) -> Double? {
-            let key = ClientMetricsTests.key("grpc_client_attempt_\(name)_total_compressed_message_size_bytes_sum",
-                                             status: "OK", target: "test")
+            let key = ClientMetricsTests.key(
+                "grpc_client_attempt_\(name)_total_compressed_message_size_bytes_sum",
+                status: "OK", target: "test")
             return ClientMetricsTests.parse(clientMetrics.render())[key]
         }
         // Field 1, a 3-byte length, 65,536 bytes of text.

@@ -6,12 +6,12 @@ import Testing
 // deterministic map order, against C++ libprotobuf 3.21.
 
 /// The message's encoding as hex; `deterministic` sorts map keys.
-fileprivate func encoded<M: Message>(_ message: M, deterministic: Bool = false) throws -> String {
+private func encoded<M: Message>(_ message: M, deterministic: Bool = false) throws -> String {
     hex(try message.serializedBytes(options: EncodingOptions(deterministic: deterministic)))
 }
 
 /// Decodes hex, so tests read as "these wire bytes mean this message".
-fileprivate func decode<M: Message>(
+private func decode<M: Message>(
     _ type: M.Type, _ hexBytes: String, partial: Bool = false, options: DecodingOptions = .defaults
 ) throws -> M {
     try M(serializedBytes: bytes(hexBytes), partial: partial, options: options)
@@ -91,7 +91,8 @@ struct BinaryCodecTests {
             $0.floatValue = 1.5
             $0.doubleValue = -2.25
         }
-        let wire = "3d ef be ad de  41 ff ff ff ff ff ff ff ff  4d fe ff ff ff  51 00 00 00 00 00 00 00 80"
+        let wire =
+            "3d ef be ad de  41 ff ff ff ff ff ff ff ff  4d fe ff ff ff  51 00 00 00 00 00 00 00 80"
             + "  5d 00 00 c0 3f  61 00 00 00 00 00 00 02 c0"
         #expect(try encoded(message) == hex(bytes(wire)))
         #expect(try decode(AllTypes.self, wire) == message)
@@ -99,7 +100,10 @@ struct BinaryCodecTests {
 
     @Test("-0.0 in a proto3 implicit float or double is written (it is not the default 0.0), as C++ writes it")
     func negativeZeroIsWritten() throws {
-        let message = AllTypes.with { $0.floatValue = -0.0; $0.doubleValue = -0.0 }
+        let message = AllTypes.with {
+            $0.floatValue = -0.0
+            $0.doubleValue = -0.0
+        }
         #expect(try encoded(message) == "5d 00 00 00 80 61 00 00 00 00 00 00 00 80")
         let decoded = try decode(AllTypes.self, "5d 00 00 00 80 61 00 00 00 00 00 00 00 80")
         #expect(decoded.floatValue.sign == .minus && decoded.floatValue == 0)
@@ -211,7 +215,10 @@ struct BinaryCodecTests {
         #expect(try encoded(defaults) == "")
         #expect(defaults.encodedSize() == 0)
         // `optional int32 = 21` and a message field set to its default are present, so written.
-        let present = AllTypes.with { $0.optionalInt32 = 0; $0.nested = Nested() }
+        let present = AllTypes.with {
+            $0.optionalInt32 = 0
+            $0.nested = Nested()
+        }
         #expect(try encoded(present) == "8a 01 00 a8 01 00")
         let decoded = try decode(AllTypes.self, "a8 01 00")
         #expect(decoded.hasOptionalInt32 && !decoded.hasNested)
@@ -279,7 +286,13 @@ struct BinaryCodecTests {
     func oneofMessageMerges() throws {
         // choice_nested = 63 (fa 03): {a: 1} then {b: "hi"}.
         let merged = try decode(AllTypes.self, "fa 03 02 08 01  fa 03 04 12 02 68 69")
-        #expect(merged.choice == .choiceNested(Nested.with { $0.a = 1; $0.b = "hi" }))
+        #expect(
+            merged.choice
+                == .choiceNested(
+                    Nested.with {
+                        $0.a = 1
+                        $0.b = "hi"
+                    }))
         let reset = try decode(AllTypes.self, "fa 03 02 08 01  f2 03 01 78  fa 03 04 12 02 68 69")
         #expect(reset.choice == .choiceNested(Nested.with { $0.b = "hi" }))
     }
@@ -303,7 +316,11 @@ struct BinaryCodecTests {
 
     @Test("merge(serializedBytes:) replaces scalars and appends repeated fields of an existing message")
     func mergeIntoExisting() throws {
-        var message = AllTypes.with { $0.int32Value = 1; $0.stringValue = "keep"; $0.repeatedString = ["a"] }
+        var message = AllTypes.with {
+            $0.int32Value = 1
+            $0.stringValue = "keep"
+            $0.repeatedString = ["a"]
+        }
         try message.merge(serializedBytes: bytes("08 02  e2 02 01 62"))
         #expect(message.int32Value == 2 && message.stringValue == "keep" && message.repeatedString == ["a", "b"])
     }
@@ -432,7 +449,10 @@ struct BinaryCodecTests {
     func proto2Groups() throws {
         let message = Proto2Types.with {
             $0.id = 1
-            $0.result = .with { $0.url = "u"; $0.rank = 3 }
+            $0.result = .with {
+                $0.url = "u"
+                $0.rank = 3
+            }
             $0.item = [.with { $0.name = "a" }, .with { $0.name = "b" }]
         }
         // Result = 20: a3 01 ... a4 01; Item = 23: bb 01 ... bc 01.
@@ -484,7 +504,12 @@ struct BinaryCodecTests {
         let error = try #require(throws: ProtobufEncodingError.self) { try missing.serializedBytes() }
         #expect(error.messageName == "pitlane.test.proto2.Proto2Types")
         #expect(hex(try missing.serializedBytes(partial: true)) == "10 03")
-        #expect(throws: ProtobufEncodingError.self) { try Proto2Types.with { $0.id = 1; $0.child = Child() }.serializedBytes() }
+        #expect(throws: ProtobufEncodingError.self) {
+            try Proto2Types.with {
+                $0.id = 1
+                $0.child = Child()
+            }.serializedBytes()
+        }
     }
 
     @Test("isInitialized looks into children, repeated children, map values, groups and back-references")
@@ -526,7 +551,10 @@ struct BinaryCodecTests {
         var message = AllTypes.with { $0.int32Value = 50 }
         for level in stride(from: 49, through: 0, by: -1) {
             let inner = message
-            message = AllTypes.with { $0.int32Value = Int32(level); $0.recursive = inner }
+            message = AllTypes.with {
+                $0.int32Value = Int32(level)
+                $0.recursive = inner
+            }
         }
         let wire = try message.serializedBytes()
         let decoded = try AllTypes(serializedBytes: wire)
@@ -616,8 +644,14 @@ struct BinaryCodecTests {
             $0.mapInt32Nested = [-7: Nested(), 8: .with { $0.kind = .one }]
             $0.mapStringBytes = ["": [], "k": [1, 2, 3]]
             $0.choice = .choiceBytes([])
-            $0.recursive = .with { $0.optionalDouble = 0; $0.repeatedColor = [.blue, .UNRECOGNIZED(1000)] }
-            $0.timestamp = .with { $0.seconds = 1_700_000_000; $0.nanos = 5 }
+            $0.recursive = .with {
+                $0.optionalDouble = 0
+                $0.repeatedColor = [.blue, .UNRECOGNIZED(1000)]
+            }
+            $0.timestamp = .with {
+                $0.seconds = 1_700_000_000
+                $0.nanos = 5
+            }
             $0.unknownFields = try AllTypes(serializedBytes: bytes("f8 ff ff ff 0f 01")).unknownFields
         }
         let proto2 = try decode(Proto2Types.self, "08 01  a3 01 aa 01 01 75 a4 01  bb 01 c2 01 00 bc 01  40 07  72 03 01 07 03")
@@ -631,7 +665,12 @@ struct BinaryCodecTests {
     @Test("Fields named like Swift keywords or generated members round trip")
     func keywordFields() throws {
         // class = 90 (d0 05), default = 91 (da 05), self = 92 (e0 05), unknown_fields = 93 (e8 05).
-        let message = AllTypes.with { $0.`class` = 1; $0.`default` = "d"; $0.self_p = true; $0.unknownFields_p = 2 }
+        let message = AllTypes.with {
+            $0.`class` = 1
+            $0.`default` = "d"
+            $0.self_p = true
+            $0.unknownFields_p = 2
+        }
         #expect(try encoded(message) == "d0 05 01 da 05 01 64 e0 05 01 e8 05 02")
         let decoded = try decode(AllTypes.self, "d0 05 01 da 05 01 64 e0 05 01 e8 05 02")
         #expect(decoded == message)

@@ -11,13 +11,15 @@ struct ConformanceTests {
     @Test("2,000 seeded messages per schema in binary, JSON and text, and every named case, agree with Python protobuf")
     func conformancePeer() async throws {
         let beside = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let testee = FileManager.default.isExecutableFile(atPath: beside.appending(path: "pitlane-conformance-testee").path)
+        let testee =
+            FileManager.default.isExecutableFile(atPath: beside.appending(path: "pitlane-conformance-testee").path)
             ? beside : PythonPeer.repositoryRoot.appending(path: ".build/debug")
         let peer = PythonPeer.repositoryRoot.appending(path: "Tests/Peers/conformance_peer.py").path
         let arguments = [peer, "--testee", testee.appending(path: "pitlane-conformance-testee").path, "--count", "2000"]
         let (status, output) = try await runProcess(PythonPeer.python.path, arguments)
         #expect(status == 0, "\(output)")
-        #expect(output.contains("ok text-corpus-proto2") && output.contains("ok json-extension")
-            && output.contains("ok proto2-invalid-utf8"), "\(output)")
+        #expect(
+            output.contains("ok text-corpus-proto2") && output.contains("ok json-extension")
+                && output.contains("ok proto2-invalid-utf8"), "\(output)")
     }
 }

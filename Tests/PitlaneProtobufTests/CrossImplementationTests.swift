@@ -7,15 +7,16 @@ import Testing
 @Suite("Wire format against Python protobuf", .timeLimit(.minutes(5)))
 struct CrossImplementationTests {
     /// Every top-level message of the test protos, by protobuf name.
-    static let types: [String: any Message.Type] = Dictionary(uniqueKeysWithValues: ([
-        Pitlane_Test_Proto3_AllTypes.self, Pitlane_Test_Proto3_Nested.self, Pitlane_Test_Proto3_Subset.self,
-        Pitlane_Test_Proto2_Proto2Types.self, Pitlane_Test_Proto2_Child.self,
-        Pitlane_Test_Editions_EditionTypes.self, Pitlane_Test_Edition2023_Edition2023Types.self,
-        ListRacesRequest.self, ListRacesResponse.self, Race.self, FollowRaceRequest.self,
-        FollowRaceResponse.self, KartLocations.self, Standings.self,
-        Pitlane_Test_Collisions_Type.self, Pitlane_Test_Collisions_String.self, Pitlane_Test_Collisions_Message.self,
-        Pitlane_Test_Collisions_Choices.self,
-    ] as [any Message.Type]).map { ($0.protoMessageName, $0) })
+    static let types: [String: any Message.Type] = Dictionary(
+        uniqueKeysWithValues: ([
+            Pitlane_Test_Proto3_AllTypes.self, Pitlane_Test_Proto3_Nested.self, Pitlane_Test_Proto3_Subset.self,
+            Pitlane_Test_Proto2_Proto2Types.self, Pitlane_Test_Proto2_Child.self,
+            Pitlane_Test_Editions_EditionTypes.self, Pitlane_Test_Edition2023_Edition2023Types.self,
+            ListRacesRequest.self, ListRacesResponse.self, Race.self, FollowRaceRequest.self,
+            FollowRaceResponse.self, KartLocations.self, Standings.self,
+            Pitlane_Test_Collisions_Type.self, Pitlane_Test_Collisions_String.self, Pitlane_Test_Collisions_Message.self,
+            Pitlane_Test_Collisions_Choices.self,
+        ] as [any Message.Type]).map { ($0.protoMessageName, $0) })
 
     @Test("1,000 random messages per type: Python encodes, Pitlane decodes and re-encodes byte-identically")
     func randomMessagesRoundTrip() async throws {
@@ -128,4 +129,3 @@ struct CrossImplementationTests {
         return encoded
     }
 }
-

@@ -7,7 +7,7 @@ import Testing
 
 /// Reads messages until the stream ends or fails; an error other than ProtobufDecodingError
 /// is an issue.
-fileprivate func readAll(
+private func readAll(
     _ wire: [UInt8], options: DecodingOptions = .defaults, sourceLocation: SourceLocation = #_sourceLocation
 ) -> (messages: [AllTypes], error: ProtobufDecodingError?) {
     var reader = DelimitedMessageReader(wire)
@@ -26,7 +26,7 @@ fileprivate func readAll(
 }
 
 /// The same, with `chunks` arriving one by one through an AsyncStream.
-fileprivate func readAll(
+private func readAll(
     chunks: [[UInt8]], options: DecodingOptions = .defaults, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> (messages: [AllTypes], error: ProtobufDecodingError?) {
     let (stream, continuation) = AsyncStream.makeStream(of: [UInt8].self)
@@ -49,7 +49,7 @@ fileprivate func readAll(
 }
 
 /// `bytes` cut into chunks of `size` (the last may be shorter).
-fileprivate func chunked(_ bytes: [UInt8], _ size: Int) -> [[UInt8]] {
+private func chunked(_ bytes: [UInt8], _ size: Int) -> [[UInt8]] {
     stride(from: 0, to: bytes.count, by: size).map { Array(bytes[$0..<min($0 + size, bytes.count)]) }
 }
 
@@ -59,7 +59,10 @@ struct DelimitedStreamTests {
     static let messages: [AllTypes] = [
         .with { $0.int32Value = 1 },
         AllTypes(),
-        .with { $0.stringValue = String(repeating: "lap ", count: 40); $0.repeatedInt32 = [1, -1, 300] },
+        .with {
+            $0.stringValue = String(repeating: "lap ", count: 40)
+            $0.repeatedInt32 = [1, -1, 300]
+        },
     ]
 
     /// Where each message's size starts in the encoding of `messages`, and where it ends.

@@ -14,7 +14,8 @@ struct InvalidUTF8Tests {
     /// id 1, then (in field order, as this runtime writes them) label, notes, child_map and
     /// pick_name, each holding ill-formed sequences: a stray continuation byte, an overlong
     /// encoding, a surrogate, a truncated sequence.
-    static let payload: [UInt8] = [0x08, 0x01]
+    static let payload: [UInt8] =
+        [0x08, 0x01]
         + field([0x1A], [0xFF, 0xFE] + Array("abc".utf8))
         + field([0x7A], [0xC3, 0x28]) + field([0x7A], Array("ok".utf8)) + field([0x7A], [0xED, 0xA0, 0x80])
         + field([0x82, 0x02], field([0x0A], [0xFE, 0x61]) + field([0x12], field([0x0A], Array("a".utf8))))
@@ -70,7 +71,8 @@ struct InvalidUTF8Tests {
     @Test("map values: each entry's invalid bytes are kept under its key; a value set since is written as set")
     func mapValues() throws {
         // map<int32, string> labels = 34: entries 1 → FF, 2 → "ok", 3 → C0 AF.
-        let entries = Self.field([0x92, 0x02], [0x08, 0x01] + Self.field([0x12], [0xFF]))
+        let entries =
+            Self.field([0x92, 0x02], [0x08, 0x01] + Self.field([0x12], [0xFF]))
             + Self.field([0x92, 0x02], [0x08, 0x02] + Self.field([0x12], Array("ok".utf8)))
             + Self.field([0x92, 0x02], [0x08, 0x03] + Self.field([0x12], [0xC0, 0xAF]))
         var message = try Message(serializedBytes: [0x08, 0x01] + entries)
@@ -79,7 +81,10 @@ struct InvalidUTF8Tests {
         #expect(message.encodedSize() == 2 + entries.count)
         message.labels[3] = "new"
         let reread = try Message(serializedBytes: try message.serializedBytes())
-        #expect(reread.labels[3] == "new" && reread.unknownFields.invalidUTF8.bytes(ofMapValue: reread.labels[1]!, key: 1, ProtoInt32.self, fieldNumber: 34) == [0xFF])
+        #expect(
+            reread.labels[3] == "new"
+                && reread.unknownFields.invalidUTF8.bytes(ofMapValue: reread.labels[1]!, key: 1, ProtoInt32.self, fieldNumber: 34) == [0xFF]
+        )
     }
 
     @Test("equality sees the bytes: messages with different invalid bytes differ")
@@ -101,7 +106,9 @@ struct InvalidUTF8Tests {
 
     @Test("text format: octal escapes that are not UTF-8 are kept and printed back")
     func textFormat() throws {
-        let message = try Message(textFormatString: #"id: 1 label: "\377x" notes: ["\300\257", "ok"] pick_name: "\355\240\200" child_map { key: "\376" value { name: "c" } }"#)
+        let message = try Message(
+            textFormatString:
+                #"id: 1 label: "\377x" notes: ["\300\257", "ok"] pick_name: "\355\240\200" child_map { key: "\376" value { name: "c" } }"#)
         #expect(message.label == "\u{FFFD}x")
         let binary = try message.serializedBytes(options: .init(deterministic: true))
         #expect(binary.starts(with: [0x08, 0x01] + Self.field([0x1A], [0xFF, 0x78])))

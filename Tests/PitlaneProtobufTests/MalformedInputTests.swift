@@ -5,7 +5,7 @@ import Testing
 // Hostile and broken input: every failure must be a ProtobufDecodingError saying what and
 // where, never a crash, a hang or a huge allocation.
 
-fileprivate func varint(_ value: UInt64) -> [UInt8] {
+private func varint(_ value: UInt64) -> [UInt8] {
     var rest = value
     var out: [UInt8] = []
     while rest >= 0x80 {
@@ -17,7 +17,7 @@ fileprivate func varint(_ value: UInt64) -> [UInt8] {
 
 /// The error decoding `input` as `M` throws; records an issue (and returns nil) when it
 /// decodes or throws anything else.
-fileprivate func decodingError<M: Message>(
+private func decodingError<M: Message>(
     _ messageType: M.Type, _ input: [UInt8], partial: Bool = false, options: DecodingOptions = .defaults,
     sourceLocation: SourceLocation = #_sourceLocation
 ) -> ProtobufDecodingError? {
@@ -34,12 +34,12 @@ fileprivate func decodingError<M: Message>(
 
 /// `ProtobufDecodingError.Code` has no public accessors; this tells `.lengthBeyondInput(n)`
 /// for any n up to `max` apart from the other codes.
-fileprivate func isLengthBeyondInput(_ code: ProtobufDecodingError.Code, upTo max: Int) -> Bool {
+private func isLengthBeyondInput(_ code: ProtobufDecodingError.Code, upTo max: Int) -> Bool {
     (0...UInt64(max)).contains { code == .lengthBeyondInput($0) }
 }
 
 /// Valid messages with most fields set, whose encodings the tests cut up and corrupt.
-fileprivate enum Samples {
+private enum Samples {
     static let allTypes = AllTypes.with {
         $0.int32Value = -5
         $0.int64Value = 1 << 40
@@ -53,7 +53,11 @@ fileprivate enum Samples {
         $0.stringValue = "Duck Pond Dash 🏁"
         $0.bytesValue = [0, 0xFF, 0x80]
         $0.color = .blue
-        $0.nested = .with { $0.a = 1; $0.b = "b"; $0.children = [.with { $0.kind = .one }] }
+        $0.nested = .with {
+            $0.a = 1
+            $0.b = "b"
+            $0.children = [.with { $0.kind = .one }]
+        }
         $0.optionalString = ""
         $0.repeatedInt32 = [1, -1, 300]
         $0.repeatedFixed64 = [1, 2]
@@ -66,10 +70,19 @@ fileprivate enum Samples {
         $0.mapInt32Nested = [-2: .with { $0.b = "v" }]
         $0.mapBoolString = [true: "t"]
         $0.choice = .choiceNested(.with { $0.a = 9 })
-        $0.recursive = .with { $0.int32Value = 2; $0.recursive = .with { $0.stringValue = "deep" } }
-        $0.timestamp = .with { $0.seconds = 1_700_000_000; $0.nanos = 1 }
+        $0.recursive = .with {
+            $0.int32Value = 2
+            $0.recursive = .with { $0.stringValue = "deep" }
+        }
+        $0.timestamp = .with {
+            $0.seconds = 1_700_000_000
+            $0.nanos = 1
+        }
         $0.structValue = .with { $0.fields = ["n": .with { $0.kind = .numberValue(1) }] }
-        $0.anyValue = .with { $0.typeURL = "type.googleapis.com/x"; $0.value = [8, 1] }
+        $0.anyValue = .with {
+            $0.typeURL = "type.googleapis.com/x"
+            $0.value = [8, 1]
+        }
         $0.`class` = 3
     }
 
@@ -85,9 +98,18 @@ fileprivate enum Samples {
         $0.packedNumbers = [3, 400]
         $0.sizes = [.small]
         $0.packedSizes = [.medium, .large]
-        $0.result = .with { $0.url = "u"; $0.rank = 5 }
+        $0.result = .with {
+            $0.url = "u"
+            $0.rank = 5
+        }
         $0.item = [.with { $0.name = "a" }, .with { $0.name = "b" }]
-        $0.child = .with { $0.name = "c"; $0.parent = .with { $0.id = 2; $0.item = [.with { $0.name = "i" }] } }
+        $0.child = .with {
+            $0.name = "c"
+            $0.parent = .with {
+                $0.id = 2
+                $0.item = [.with { $0.name = "i" }]
+            }
+        }
         $0.children = [.with { $0.name = "d" }]
         $0.childMap = ["m": .with { $0.name = "e" }]
         $0.pickSize = .small
@@ -104,7 +126,10 @@ fileprivate enum Samples {
         $0.openKind = .b
         $0.closedKind = .y
         $0.closedKinds = [.x, .y]
-        $0.delimited = .with { $0.value = 6; $0.note = "n" }
+        $0.delimited = .with {
+            $0.value = 6
+            $0.note = "n"
+        }
         $0.delimitedList = [.with { $0.value = 7 }, .init()]
         $0.prefixed = .with { $0.value = 8 }
         $0.innerMap = ["k": .with { $0.note = "v" }]

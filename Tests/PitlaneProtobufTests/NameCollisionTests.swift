@@ -86,13 +86,17 @@ struct NameCollisionTests {
         #expect(decoded[extension: Extensions.fooBar_p] == 3 && decoded[extension: Pitlane_Test_Collisions_Message.protoMessageName_p] == 4)
     }
 
-    @Test("Oneofs whose names camel-case alike, nested types named like a oneof enum or `Hasher`, a field named `_`, a file name with a hyphen")
+    @Test(
+        "Oneofs whose names camel-case alike, nested types named like a oneof enum or `Hasher`, a field named `_`, a file name with a hyphen"
+    )
     func typeNames() throws {
         var choices = Pitlane_Test_Collisions_Choices()
         choices.fooBar = .first(1)
         choices.fooBar_p = .second(2)
         choices.field3 = 3
-        let oneofs: (Pitlane_Test_Collisions_Choices.OneOf_FooBar?, Pitlane_Test_Collisions_Choices.OneOf_FooBar_p?) = (choices.fooBar, choices.fooBar_p)
+        let oneofs: (Pitlane_Test_Collisions_Choices.OneOf_FooBar?, Pitlane_Test_Collisions_Choices.OneOf_FooBar_p?) = (
+            choices.fooBar, choices.fooBar_p
+        )
         #expect(oneofs.0 == .first(1) && oneofs.1 == .second(2))
         #expect(try Pitlane_Test_Collisions_Choices(serializedBytes: choices.serializedBytes()) == choices)
 
@@ -105,6 +109,8 @@ struct NameCollisionTests {
         #expect(decoded == message && decoded.hashValue == message.hashValue)
 
         message[extension: Pitlane_Test_Collisions_NameClashExtensions.fromHyphenatedFile] = 7
-        #expect(try Collided(serializedBytes: message.serializedBytes())[extension: Pitlane_Test_Collisions_NameClashExtensions.fromHyphenatedFile] == 7)
+        #expect(
+            try Collided(serializedBytes: message.serializedBytes())[
+                extension: Pitlane_Test_Collisions_NameClashExtensions.fromHyphenatedFile] == 7)
     }
 }

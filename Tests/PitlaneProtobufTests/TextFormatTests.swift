@@ -27,18 +27,23 @@ struct TextFormatTests {
 
     @Test("debugDescription: the type and its fields on one line")
     func debugDescription() {
-        let message = AllTypes.with { $0.int32Value = 3; $0.recursive = .with { $0.int32Value = 4 } }
+        let message = AllTypes.with {
+            $0.int32Value = 3
+            $0.recursive = .with { $0.int32Value = 4 }
+        }
         #expect(message.debugDescription == "pitlane.test.proto3.AllTypes { int32_value: 3 recursive { int32_value: 4 } }")
         #expect(String(reflecting: AllTypes()) == "pitlane.test.proto3.AllTypes {}")
     }
 
-    @Test("Errors name the problem and its line and column", arguments: [
-        ("int32_value: 1\nnope: 2", "no field named \"nope\"", 2, 1),
-        ("int32_value: 2147483648", "is not a valid Int32", 1, 14),
-        ("int32_value: 1 int32_value: 2", "given twice", 1, 16),
-        ("recursive { int32_value: 1", "missing its closing", 1, 27),
-        ("string_value: \"abc", "closing quote", 1, 19),
-    ])
+    @Test(
+        "Errors name the problem and its line and column",
+        arguments: [
+            ("int32_value: 1\nnope: 2", "no field named \"nope\"", 2, 1),
+            ("int32_value: 2147483648", "is not a valid Int32", 1, 14),
+            ("int32_value: 1 int32_value: 2", "given twice", 1, 16),
+            ("recursive { int32_value: 1", "missing its closing", 1, 27),
+            ("string_value: \"abc", "closing quote", 1, 19),
+        ])
     func errors(text: String, reason: String, line: Int, column: Int) {
         do {
             _ = try AllTypes(textFormatString: text)
@@ -113,7 +118,10 @@ struct TextFormatTests {
         var textOptions = TextFormatEncodingOptions()
         textOptions.extensions = map
         let text = message.textFormatString(options: textOptions)
-        #expect(text == "id: 1\n[pitlane.test.proto2.extra_number]: 7\n[pitlane.test.proto2.extra_list]: 1\n[pitlane.test.proto2.extra_list]: 2\n")
+        #expect(
+            text
+                == "id: 1\n[pitlane.test.proto2.extra_number]: 7\n[pitlane.test.proto2.extra_list]: 1\n[pitlane.test.proto2.extra_list]: 2\n"
+        )
         var textInput = TextFormatDecodingOptions()
         textInput.extensions = map
         #expect(try Proto2Types(textFormatString: text, options: textInput) == message)

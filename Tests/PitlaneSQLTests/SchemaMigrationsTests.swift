@@ -8,12 +8,18 @@ import Testing
 /// failures as the statuses callers act on.
 @Suite("PitlaneSQL", .timeLimit(.minutes(1)))
 struct SchemaMigrationsTests {
-    static let migrations = SchemaMigrations(component: "notes", steps: [
-        (sqlite: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
-         postgres: "CREATE TABLE notes (id BIGSERIAL PRIMARY KEY, text TEXT NOT NULL)"),
-        (sqlite: "ALTER TABLE notes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
-         postgres: "ALTER TABLE notes ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT false"),
-    ])
+    static let migrations = SchemaMigrations(
+        component: "notes",
+        steps: [
+            (
+                sqlite: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL)",
+                postgres: "CREATE TABLE notes (id BIGSERIAL PRIMARY KEY, text TEXT NOT NULL)"
+            ),
+            (
+                sqlite: "ALTER TABLE notes ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0",
+                postgres: "ALTER TABLE notes ADD COLUMN pinned BOOLEAN NOT NULL DEFAULT false"
+            ),
+        ])
 
     func version(_ connection: any SQLConnection) throws -> Int? {
         try connection.first("SELECT version FROM pitlane_schema WHERE component = ?", .text("notes")) { $0.int(at: 0) }
@@ -23,10 +29,12 @@ struct SchemaMigrationsTests {
     func appliedOnce() throws {
         let database = try SQLiteDatabase(path: ":memory:")
         var seeded = 0
-        try Self.migrations.apply(to: database, seed: { connection in
-            seeded += 1
-            try connection.run("INSERT INTO notes (text, pinned) VALUES (?, 1)", .text("first"))
-        })
+        try Self.migrations.apply(
+            to: database,
+            seed: { connection in
+                seeded += 1
+                try connection.run("INSERT INTO notes (text, pinned) VALUES (?, 1)", .text("first"))
+            })
         #expect(try version(database) == 2)
         // Again: nothing to run; the seed runs (it is the caller's to make idempotent), the table keeps its row.
         try Self.migrations.apply(to: database, seed: { _ in seeded += 1 })

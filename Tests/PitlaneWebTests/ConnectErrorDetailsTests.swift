@@ -1,7 +1,8 @@
 import PitlaneCore
 import PitlaneHTTP2
-@testable import PitlaneWeb
 import Testing
+
+@testable import PitlaneWeb
 
 @Suite("Connect error details", .timeLimit(.minutes(1)))
 struct ConnectErrorDetailsTests {
@@ -22,11 +23,13 @@ struct ConnectErrorDetailsTests {
 
     @Test("no details, or details that do not parse, leave the body as it was")
     func none() {
-        #expect(String(decoding: ConnectWire.errorBody(Status(code: .internal, message: ""), trailers: [:]), as: UTF8.self)
+        #expect(
+            String(decoding: ConnectWire.errorBody(Status(code: .internal, message: ""), trailers: [:]), as: UTF8.self)
                 == #"{"code":"internal"}"#)
         var broken = Metadata()
         broken.addBinary([0x1A, 0x7F], forKey: Metadata.statusDetailsKey)
-        #expect(String(decoding: ConnectWire.errorBody(Status(code: .internal, message: ""), trailers: broken), as: UTF8.self)
+        #expect(
+            String(decoding: ConnectWire.errorBody(Status(code: .internal, message: ""), trailers: broken), as: UTF8.self)
                 == #"{"code":"internal"}"#)
     }
 }

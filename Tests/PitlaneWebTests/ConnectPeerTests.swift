@@ -35,20 +35,37 @@ struct ConnectPeerTests {
         let transport = try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: server.port), config: config)
         try await withGRPCClient(transport: transport) { client in
             let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
-            let response = try await echo.get(request: ClientRequest(message: .with { $0.text = "hello" }, metadata: ["x-trace": "7"])) { $0 }
+            let response = try await echo.get(request: ClientRequest(message: .with { $0.text = "hello" }, metadata: ["x-trace": "7"])) {
+                $0
+            }
             #expect(try response.message.text == "hello")
             #expect(response.metadata[stringValues: "x-trace"] == ["7"])
-            let indices = try await echo.expand(.with { $0.text = "x"; $0.repeat = 20; $0.payloadBytes = 1_000 }) { response in
+            let indices = try await echo.expand(
+                .with {
+                    $0.text = "x"
+                    $0.repeat = 20
+                    $0.payloadBytes = 1_000
+                }
+            ) { response in
                 var indices: [Int32] = []
                 for try await message in response.messages { indices.append(message.index) }
                 return indices
             }
             #expect(indices == Array(0..<20))
             await #expect {
-                _ = try await echo.get(.with { $0.failWithCode = 5; $0.failWithMessage = "not here" })
+                _ = try await echo.get(
+                    .with {
+                        $0.failWithCode = 5
+                        $0.failWithMessage = "not here"
+                    })
             } throws: { ($0 as? RPCError)?.code == .notFound && ($0 as? RPCError)?.message == "not here" }
             await #expect {
-                try await echo.expand(.with { $0.failWithCode = 9; $0.failWithMessage = "precondition" }) { response in
+                try await echo.expand(
+                    .with {
+                        $0.failWithCode = 9
+                        $0.failWithMessage = "precondition"
+                    }
+                ) { response in
                     for try await _ in response.messages {}
                 }
             } throws: { ($0 as? RPCError)?.code == .failedPrecondition }

@@ -8,7 +8,9 @@ import Testing
 /// grpcio on the same port afterwards.
 @Suite("HTTP/1.1 server against hostile peers", .timeLimit(.minutes(3)))
 struct HostileHTTP1PeerTests {
-    @Test("HTTP/1.1: headers, request line and body over the limits, broken chunks, smuggling, no host, a slow head, pipelining, HTTP/1.0, h2c upgrade, 100-continue")
+    @Test(
+        "HTTP/1.1: headers, request line and body over the limits, broken chunks, smuggling, no host, a slow head, pipelining, HTTP/1.0, h2c upgrade, 100-continue"
+    )
     func hostileHTTP1Peers() async throws {
         var web = WebConfig()
         web.http1.headTimeout = .seconds(1)
@@ -25,7 +27,9 @@ struct HostileHTTP1PeerTests {
             let attacks = try await Peers.run([Self.hostileHTTP1Peer, "--port", String(port)])
             #expect(attacks.contains("checks: 15 ok, 0 failed"), "\(attacks)")
             // grpcio on the same port afterwards.
-            let afterwards = try await Peers.run([Peers.script("grpc_echo_peer.py"), "client", "--port", String(port), "--protos", Peers.protos])
+            let afterwards = try await Peers.run([
+                Peers.script("grpc_echo_peer.py"), "client", "--port", String(port), "--protos", Peers.protos,
+            ])
             #expect(afterwards.contains("checks: 13 ok, 0 failed"), "\(afterwards)")
         }
     }

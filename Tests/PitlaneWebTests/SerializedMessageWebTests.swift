@@ -19,7 +19,9 @@ struct SerializedMessageWebTests {
         )
 
         func registerMethods(with router: inout RPCRouter) {
-            for (method, count) in [(Pitlane_Test_Echo_Echo.Method.Get.descriptor, 1), (Pitlane_Test_Echo_Echo.Method.Expand.descriptor, 3)] {
+            for (method, count) in [
+                (Pitlane_Test_Echo_Echo.Method.Get.descriptor, 1), (Pitlane_Test_Echo_Echo.Method.Expand.descriptor, 3),
+            ] {
                 router.registerHandler(forMethod: method) { (request: StreamingServerRequest<EchoRequest>, _) in
                     StreamingServerResponse { (writer: RPCWriter<EchoResponse>) in
                         for _ in 0..<count { try await writer.write(serialized: Self.broadcast) }
@@ -32,7 +34,8 @@ struct SerializedMessageWebTests {
 
     @Test("gRPC clients get the bytes made once; Connect's JSON clients get the message")
     func bytesOrMessage() async throws {
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: .webDefaults), services: [Broadcaster()])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: .webDefaults), services: [Broadcaster()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }
@@ -46,10 +49,12 @@ struct SerializedMessageWebTests {
                 }
                 #expect(texts == Array(repeating: "serialized once", count: 3))
             }
-            let (status, output) = try await runProcess("/usr/bin/curl", [
-                "-sS", "--http1.1", "-H", "content-type: application/json", "-d", "{}",
-                "http://127.0.0.1:\(port)/pitlane.test.echo.Echo/Get",
-            ])
+            let (status, output) = try await runProcess(
+                "/usr/bin/curl",
+                [
+                    "-sS", "--http1.1", "-H", "content-type: application/json", "-d", "{}",
+                    "http://127.0.0.1:\(port)/pitlane.test.echo.Echo/Get",
+                ])
             #expect(status == 0 && output.contains(#""text":"serialized by each RPC""#), "\(output)")
         }
     }

@@ -1,6 +1,7 @@
-@testable import PitlaneWeb
 import PitlaneHTTP2
 import Testing
+
+@testable import PitlaneWeb
 
 /// The WebSocket pieces that do no I/O. End to end, over real sockets, the seed's chat clients
 /// are judged by Python `websockets` (Tests/Peers/websocket_peer.py, from OrdersTests).
@@ -11,15 +12,21 @@ struct WebSocketTests {
         return path == "/chat" ? handler : nil
     }
 
-    func head(_ extra: [(String, String)] = [], dropping: Set<String> = [], path: String = "/chat", method: String = "GET") -> HTTPRequestHead {
-        let usual = [("host", "example.test:8090"), ("upgrade", "websocket"), ("connection", "keep-alive, Upgrade"),
-                     ("sec-websocket-version", "13"), ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")]
+    func head(
+        _ extra: [(String, String)] = [], dropping: Set<String> = [], path: String = "/chat", method: String = "GET"
+    ) -> HTTPRequestHead {
+        let usual = [
+            ("host", "example.test:8090"), ("upgrade", "websocket"), ("connection", "keep-alive, Upgrade"),
+            ("sec-websocket-version", "13"), ("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ=="),
+        ]
         let headers = usual.filter { !dropping.contains($0.0) } + extra
         return HTTPRequestHead(method: method, path: path, headers: headers.map { (name: $0.0, value: $0.1) })
     }
 
-    func status(_ head: HTTPRequestHead, http11: Bool = true, endpoint: WebSocketEndpoint? = endpoint,
-                cors: CORSPolicy = .sameOriginOnly) -> Int {
+    func status(
+        _ head: HTTPRequestHead, http11: Bool = true, endpoint: WebSocketEndpoint? = endpoint,
+        cors: CORSPolicy = .sameOriginOnly
+    ) -> Int {
         switch WebSocketHandshake.evaluate(head, isHTTP11: http11, endpoint: endpoint, cors: cors) {
         case .notAnUpgrade: 0
         case .accept: 101

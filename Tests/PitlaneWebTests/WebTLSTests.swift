@@ -16,15 +16,19 @@ struct WebTLSTests {
             try await Self.withEchoServer(security: .tls(Self.serverTLS(certificates)), config: Self.recording(failures)) { address in
                 let port = String(try #require(address.port))
                 for (offer, chosen) in [("http/1.1", "accepted http/1.1"), ("none", "accepted None"), ("http/1.1,h2", "accepted h2")] {
-                    let output = try await runProcess(Peers.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", offer]).output
+                    let output = try await runProcess(
+                        Peers.python, [Self.tlsProbe, "--port", port, "--ca", certificates.caPath, "--alpn", offer]
+                    ).output
                     #expect(output.hasPrefix(chosen), "offering \(offer): \(output)")
                 }
                 for version in ["--http1.1", "--http2"] {
-                    let (status, output) = try await runProcess("/usr/bin/curl", [
-                        "-sS", version, "--cacert", certificates.caPath, "--resolve", "localhost:\(port):127.0.0.1",
-                        "-H", "content-type: application/json", "-d", #"{"text": "over TLS"}"#,
-                        "https://localhost:\(port)/pitlane.test.echo.Echo/Get",
-                    ])
+                    let (status, output) = try await runProcess(
+                        "/usr/bin/curl",
+                        [
+                            "-sS", version, "--cacert", certificates.caPath, "--resolve", "localhost:\(port):127.0.0.1",
+                            "-H", "content-type: application/json", "-d", #"{"text": "over TLS"}"#,
+                            "https://localhost:\(port)/pitlane.test.echo.Echo/Get",
+                        ])
                     #expect(status == 0 && output.contains(#""text":"over TLS""#), "\(version): \(output)")
                 }
                 #expect(failures.value.isEmpty, "\(failures.value)")
@@ -51,8 +55,9 @@ struct WebTLSTests {
     static func withEchoServer(
         security: HTTP2ServerTransport.Security, config: HTTP2ServerTransport.Config, _ body: (SocketAddress) async throws -> Void
     ) async throws {
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), security: security, config: config),
-                                services: [EchoService()])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), security: security, config: config),
+            services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }

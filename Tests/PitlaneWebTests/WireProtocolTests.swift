@@ -13,13 +13,16 @@ struct WireProtocolTests {
         (.grpc, .protobuf), (.grpcWeb, .protobuf), (.connect, .protobuf), (.connect, .json),
     ]
 
-    func withEcho(_ wire: ClientWireProtocol, _ codec: MessageCodec, maxMessageBytes: Int? = nil,
-                  _ body: @Sendable (Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>) async throws -> Void) async throws {
+    func withEcho(
+        _ wire: ClientWireProtocol, _ codec: MessageCodec, maxMessageBytes: Int? = nil,
+        _ body: @Sendable (Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>) async throws -> Void
+    ) async throws {
         var serverConfig = HTTP2ServerTransport.Config.defaults
         serverConfig.web = WebConfig()
         if let maxMessageBytes { serverConfig.rpc.maxMessageBytes = maxMessageBytes }
-        let server = GRPCServer(transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: serverConfig),
-                                services: [EchoService()])
+        let server = GRPCServer(
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0), config: serverConfig),
+            services: [EchoService()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }
@@ -37,7 +40,9 @@ struct WireProtocolTests {
     @Test("unary: the message, and metadata back as headers and trailers", arguments: protocols)
     func unary(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
         try await withEcho(wire, codec) { echo in
-            let response = try await echo.get(request: ClientRequest(message: .with { $0.text = "hello" }, metadata: ["x-trace": "7"])) { $0 }
+            let response = try await echo.get(request: ClientRequest(message: .with { $0.text = "hello" }, metadata: ["x-trace": "7"])) {
+                $0
+            }
             #expect(try response.message.text == "hello")
             #expect(response.metadata[stringValues: "x-trace"] == ["7"])
             #expect(try response.accepted.get().trailingMetadata[stringValues: "x-trace"] == ["7"])
@@ -48,7 +53,13 @@ struct WireProtocolTests {
     func serverStreaming(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
         try await withEcho(wire, codec) { echo in
             let options = CallOptions.defaults.with { $0.compression = .gzip }
-            let indices = try await echo.expand(.with { $0.text = "x"; $0.repeat = 50; $0.payloadBytes = 3_000 }, options: options) { response in
+            let indices = try await echo.expand(
+                .with {
+                    $0.text = "x"
+                    $0.repeat = 50
+                    $0.payloadBytes = 3_000
+                }, options: options
+            ) { response in
                 var indices: [Int32] = []
                 for try await message in response.messages { indices.append(message.index) }
                 return indices
@@ -61,12 +72,21 @@ struct WireProtocolTests {
     func errors(_ wire: ClientWireProtocol, _ codec: MessageCodec) async throws {
         try await withEcho(wire, codec) { echo in
             await #expect {
-                _ = try await echo.get(.with { $0.failWithCode = 5; $0.failWithMessage = "no such thing, café" })
+                _ = try await echo.get(
+                    .with {
+                        $0.failWithCode = 5
+                        $0.failWithMessage = "no such thing, café"
+                    })
             } throws: { error in
                 (error as? RPCError)?.code == .notFound && (error as? RPCError)?.message == "no such thing, café"
             }
             await #expect {
-                try await echo.expand(.with { $0.failWithCode = 7; $0.failWithMessage = "denied" }) { response in
+                try await echo.expand(
+                    .with {
+                        $0.failWithCode = 7
+                        $0.failWithMessage = "denied"
+                    }
+                ) { response in
                     for try await _ in response.messages {}
                 }
             } throws: { ($0 as? RPCError)?.code == .permissionDenied }

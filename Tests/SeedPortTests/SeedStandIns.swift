@@ -47,8 +47,11 @@ struct RaceTracker: Sendable {
             for tick in 0..<10 {
                 continuation.yield(.locations([KartLocation(number: 7, latitude: 37.3349 + Double(tick) * 1e-5, longitude: -122.009)]))
                 if tick % 5 == 4 {
-                    continuation.yield(.standings([Standing(kartNumber: 7, delta: 0, lap: tick / 5 + 1, position: 1),
-                                                   Standing(kartNumber: 3, delta: 1.25, lap: tick / 5 + 1, position: 2)]))
+                    continuation.yield(
+                        .standings([
+                            Standing(kartNumber: 7, delta: 0, lap: tick / 5 + 1, position: 1),
+                            Standing(kartNumber: 3, delta: 1.25, lap: tick / 5 + 1, position: 2),
+                        ]))
                 }
             }
             continuation.finish()

@@ -41,7 +41,12 @@ package final class OrdersServer: Sendable {
     /// Stops the server with `signal` (SIGKILL: `kill -9`); returns its exit status and log.
     @discardableResult
     package func stop(signal: Int32 = SIGTERM) async -> (status: Int32, log: String) {
-        guard let process = current.withLock({ current in defer { current = nil }; return current }) else { return (0, "") }
+        guard
+            let process = current.withLock({ current in
+                defer { current = nil }
+                return current
+            })
+        else { return (0, "") }
         return await process.stop(signal: signal)
     }
 
@@ -62,8 +67,10 @@ package final class OrdersServer: Sendable {
 
     /// Runs `body` with a new server, stopping it afterwards (also when `body` throws); expects
     /// a clean exit after SIGTERM.
-    package static func with<T: Sendable>(_ arguments: [String] = [], backend: TestBackend = .sqlite,
-                                  _ body: (OrdersServer) async throws -> T) async throws -> T {
+    package static func with<T: Sendable>(
+        _ arguments: [String] = [], backend: TestBackend = .sqlite,
+        _ body: (OrdersServer) async throws -> T
+    ) async throws -> T {
         let server = try await OrdersServer(arguments, backend: backend)
         do {
             let result = try await body(server)
@@ -97,15 +104,24 @@ package final class OrdersServer: Sendable {
 extension OrdersClient {
     /// Publishes a timeline event titled `title`.
     package func publish(_ title: String, to orderID: String, options: CallOptions = .defaults) async throws -> OrderUpdate {
-        try await publishUpdate(.with {
-            $0.orderID = orderID
-            $0.timelineEvent = .with { $0.id = title; $0.title = title }
-        }, options: options)
+        try await publishUpdate(
+            .with {
+                $0.orderID = orderID
+                $0.timelineEvent = .with {
+                    $0.id = title
+                    $0.title = title
+                }
+            }, options: options)
     }
 
     /// Watches `orderID` from `since` until `count` updates came (or the stream ended).
     package func collect(_ orderID: String, since: String, count: Int) async throws -> [OrderUpdate] {
-        try await watchOrder(.with { $0.orderID = orderID; $0.sinceUpdateID = since }) { response in
+        try await watchOrder(
+            .with {
+                $0.orderID = orderID
+                $0.sinceUpdateID = since
+            }
+        ) { response in
             var updates: [OrderUpdate] = []
             guard count > 0 else { return updates }
             for try await update in response.messages {

@@ -28,7 +28,11 @@ struct FollowRaceClockTests {
                 change.yield([.kartLocations])
                 try await SwiftKartService.Client(wrapping: client).followRace { writer in
                     for await eventTypes in changes {
-                        try await writer.write(.with { $0.raceName = race; $0.eventTypes = eventTypes })
+                        try await writer.write(
+                            .with {
+                                $0.raceName = race
+                                $0.eventTypes = eventTypes
+                            })
                     }
                 } onResponse: { response in
                     var messages = response.messages.makeAsyncIterator()

@@ -1,7 +1,8 @@
 import PitlaneCore
-@testable import SwiftKart
 import TestSupport
 import Testing
+
+@testable import SwiftKart
 
 /// `RaceSelection`: a FollowRace RPC's requests as they are delivered, before and after its
 /// follower exists. No sockets: deliveries are called as the transport would call them.
@@ -10,7 +11,10 @@ struct RaceSelectionTests {
     struct Broken: Error {}
 
     static func request(_ race: String = "", types: [RaceEventType]) -> FollowRaceRequest {
-        .with { $0.raceName = race; $0.eventTypes = types }
+        .with {
+            $0.raceName = race
+            $0.eventTypes = types
+        }
     }
 
     static func follower() -> RaceFollower {

@@ -1,7 +1,8 @@
 import PitlaneCore
 import PitlaneProtobuf
-@testable import SwiftKart
 import Testing
+
+@testable import SwiftKart
 
 @Suite("Race simulation and followers", .timeLimit(.minutes(5)))
 struct RaceSimulationTests {
@@ -64,7 +65,8 @@ struct RaceSimulationTests {
             }
         }
         let track = simulation.track
-        let start = track.coordinate(atDistance: 0), lapLater = track.coordinate(atDistance: track.length)
+        let start = track.coordinate(atDistance: 0)
+        let lapLater = track.coordinate(atDistance: track.length)
         #expect(abs(start.latitude - lapLater.latitude) < 1e-9 && abs(start.longitude - lapLater.longitude) < 1e-9)
     }
 

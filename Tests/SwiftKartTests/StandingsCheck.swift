@@ -21,12 +21,14 @@ struct StandingsCheck {
         #expect(Set(entries.map(\.kartNumber)) == Set(1...Int32(karts)), "every kart once", sourceLocation: sourceLocation)
         #expect(entries.first?.gapToLeader.timeInterval == 0, "the leader's gap is zero", sourceLocation: sourceLocation)
         let gaps = entries.map(\.gapToLeader.timeInterval)
-        #expect(zip(gaps, gaps.dropFirst()).allSatisfy { $0 <= $1 }, "gaps never shrink down the order: \(gaps)",
-                sourceLocation: sourceLocation)
+        #expect(
+            zip(gaps, gaps.dropFirst()).allSatisfy { $0 <= $1 }, "gaps never shrink down the order: \(gaps)",
+            sourceLocation: sourceLocation)
         for entry in entries {
             #expect((1...laps).contains(entry.lap), "lap \(entry.lap) of \(laps)", sourceLocation: sourceLocation)
-            #expect(entry.lap >= lastLap[entry.kartNumber, default: 1], "kart \(entry.kartNumber)'s lap went backwards",
-                    sourceLocation: sourceLocation)
+            #expect(
+                entry.lap >= lastLap[entry.kartNumber, default: 1], "kart \(entry.kartNumber)'s lap went backwards",
+                sourceLocation: sourceLocation)
             lastLap[entry.kartNumber] = entry.lap
         }
     }

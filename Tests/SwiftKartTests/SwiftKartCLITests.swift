@@ -10,8 +10,9 @@ struct SwiftKartCLITests {
     @Test("races prints the schedule as a table; follow --plain prints standings until --seconds ends it")
     func racesAndFollow() async throws {
         let directory = try TemporaryDirectory()
-        let server = try await ServerProcess.start(SwiftKartServerTests.server,
-                                                   ["--port", "0", "--database", directory.path + "/db.sqlite", "--speed", "10"])
+        let server = try await ServerProcess.start(
+            SwiftKartServerTests.server,
+            ["--port", "0", "--database", directory.path + "/db.sqlite", "--speed", "10"])
         let port = String(server.port)
         let races = try await runProcess(Self.client, ["races", "--port", port, "--limit", "3"])
         #expect(races.status == 0, "\(races.output)")
@@ -31,8 +32,9 @@ struct SwiftKartCLITests {
     func unixSocket() async throws {
         let directory = try TemporaryDirectory()
         let socket = directory.path + "/swiftkart.sock"
-        let server = try await ServerProcess.start(SwiftKartServerTests.server,
-                                                   ["--unix", socket, "--database", directory.path + "/db.sqlite"])
+        let server = try await ServerProcess.start(
+            SwiftKartServerTests.server,
+            ["--unix", socket, "--database", directory.path + "/db.sqlite"])
         let races = try await runProcess(Self.client, ["races", "--unix", socket, "--limit", "2"])
         #expect(races.status == 0 && races.output.contains("2 races"), "\(races.output)")
         #expect(await server.stop().status == 0)
@@ -41,10 +43,12 @@ struct SwiftKartCLITests {
     @Test("TLS: the server presents its certificate; the client verifies it against --ca, and fails without it")
     func tls() async throws {
         try await withTestCertificates { certificates in
-            let server = try await ServerProcess.start(SwiftKartServerTests.server, [
-                "--port", "0", "--database", certificates.directory + "/db.sqlite",
-                "--tls-cert", certificates.serverCertificatePath, "--tls-key", certificates.serverKeyPath,
-            ])
+            let server = try await ServerProcess.start(
+                SwiftKartServerTests.server,
+                [
+                    "--port", "0", "--database", certificates.directory + "/db.sqlite",
+                    "--tls-cert", certificates.serverCertificatePath, "--tls-key", certificates.serverKeyPath,
+                ])
             let port = String(server.port)
             let trusted = try await runProcess(Self.client, ["races", "--port", port, "--tls", "--ca", certificates.caPath])
             #expect(trusted.status == 0 && trusted.output.contains("22 races"), "\(trusted.output)")

@@ -15,13 +15,16 @@ struct SwiftKartServerTests {
     static let server = root.appending(path: ".build/debug/swiftkart-server").path
 
     /// Runs `body` against a fresh server on a database in a temporary directory.
-    func withServer<T: Sendable>(database: String? = nil, speed: Double = 40, arguments: [String] = [],
-                                 _ body: (ServerProcess, SwiftKartService.Client<HTTP2ClientTransport>) async throws -> T) async throws -> T {
+    func withServer<T: Sendable>(
+        database: String? = nil, speed: Double = 40, arguments: [String] = [],
+        _ body: (ServerProcess, SwiftKartService.Client<HTTP2ClientTransport>) async throws -> T
+    ) async throws -> T {
         let directory = try TemporaryDirectory()
         let path = database ?? directory.path + "/swiftkart.sqlite"
         let process = try await ServerProcess.start(Self.server, ["--port", "0", "--database", path, "--speed", String(speed)] + arguments)
         do {
-            let result = try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: process.port))) {
+            let result = try await withGRPCClient(transport: try HTTP2ClientTransport(target: .ipv4(host: "127.0.0.1", port: process.port)))
+            {
                 try await body(process, SwiftKartService.Client(wrapping: $0))
             }
             let (status, log) = await process.stop()
@@ -61,9 +64,10 @@ struct SwiftKartServerTests {
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
         let path = try await backend.databaseArgument(in: directory)
-        try RaceDB(database: TestBackend.open(path)).save(ScheduledRace(
-            name: "Test Track Trophy", location: "Paddock, Nürburgring", latitude: 50.3356, longitude: 6.9475,
-            startTime: 1_700_000_000, laps: 3, championship: "Test Series", drivers: ["Ada", "Grace"]))
+        try RaceDB(database: TestBackend.open(path)).save(
+            ScheduledRace(
+                name: "Test Track Trophy", location: "Paddock, Nürburgring", latitude: 50.3356, longitude: 6.9475,
+                startTime: 1_700_000_000, laps: 3, championship: "Test Series", drivers: ["Ada", "Grace"]))
         for _ in 1...2 {
             let races = try await withServer(database: path) { _, kart in try await kart.listRaces(ListRacesRequest()).races }
             #expect(races.count == 23)
@@ -78,7 +82,11 @@ struct SwiftKartServerTests {
             // The request stream stays open until the race is over: a half-close would end the RPC.
             let (raceOver, over) = AsyncStream.makeStream(of: Never.self)
             let (check, locations) = try await kart.followRace { writer in
-                try await writer.write(.with { $0.raceName = "Duck Pond Dash"; $0.eventTypes = [.kartLocations, .standings] })
+                try await writer.write(
+                    .with {
+                        $0.raceName = "Duck Pond Dash"
+                        $0.eventTypes = [.kartLocations, .standings]
+                    })
                 for await _ in raceOver {}
             } onResponse: { response in
                 defer { over.finish() }
@@ -107,7 +115,11 @@ struct SwiftKartServerTests {
             for (name, code) in [("Nowhere 500", RPCError.Code.notFound), ("", .invalidArgument)] {
                 await #expect {
                     try await kart.followRace { writer in
-                        try await writer.write(.with { $0.raceName = name; $0.eventTypes = [.standings] })
+                        try await writer.write(
+                            .with {
+                                $0.raceName = name
+                                $0.eventTypes = [.standings]
+                            })
                     } onResponse: { response in
                         for try await _ in response.messages {}
                     }
@@ -142,7 +154,11 @@ struct SwiftKartServerTests {
             try await withGRPCClient(transport: transport) { client in
                 let (ended, end) = AsyncStream.makeStream(of: Never.self)
                 try await SwiftKartService.Client(wrapping: client).followRace { writer in
-                    try await writer.write(.with { $0.raceName = "Duck Pond Dash"; $0.eventTypes = [.kartLocations] })
+                    try await writer.write(
+                        .with {
+                            $0.raceName = "Duck Pond Dash"
+                            $0.eventTypes = [.kartLocations]
+                        })
                     for await _ in ended {}
                 } onResponse: { response in
                     defer { end.finish() }
@@ -161,25 +177,31 @@ struct SwiftKartServerTests {
     func grpcioClient() async throws {
         try await withServer(speed: 40) { process, _ in
             let python = Self.root.appending(path: ".venv/bin/python").path
-            let (status, output) = try await runProcess(python, [
-                Self.root.appending(path: "Tests/Peers/swiftkart_peer.py").path,
-                "--port", String(process.port),
-                "--protos", Self.root.appending(path: "Protos").path,
-                "--health-proto", Self.root.appending(path: "Sources/PitlaneHealth").path,
-            ])
+            let (status, output) = try await runProcess(
+                python,
+                [
+                    Self.root.appending(path: "Tests/Peers/swiftkart_peer.py").path,
+                    "--port", String(process.port),
+                    "--protos", Self.root.appending(path: "Protos").path,
+                    "--health-proto", Self.root.appending(path: "Sources/PitlaneHealth").path,
+                ])
             #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
         }
     }
 
-    @Test("The Connect runtime for Python, httpx and curl call it over HTTP/1.1 and HTTP/2: Connect (proto, JSON, GET), gRPC-Web (binary, text), CORS")
+    @Test(
+        "The Connect runtime for Python, httpx and curl call it over HTTP/1.1 and HTTP/2: Connect (proto, JSON, GET), gRPC-Web (binary, text), CORS"
+    )
     func webClients() async throws {
         try await withServer(speed: 40, arguments: ["--cors-origins", "https://app.example"]) { process, _ in
             let python = Self.root.appending(path: ".venv/bin/python").path
-            let (status, output) = try await runProcess(python, [
-                Self.root.appending(path: "Tests/Peers/web_peer.py").path,
-                "--port", String(process.port), "--service", "swiftkart",
-                "--protos", Self.root.appending(path: "Protos").path,
-            ])
+            let (status, output) = try await runProcess(
+                python,
+                [
+                    Self.root.appending(path: "Tests/Peers/web_peer.py").path,
+                    "--port", String(process.port), "--service", "swiftkart",
+                    "--protos", Self.root.appending(path: "Protos").path,
+                ])
             #expect(status == 0 && output.contains(" 0 failed"), "\(output)")
         }
     }

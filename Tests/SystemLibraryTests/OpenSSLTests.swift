@@ -15,12 +15,12 @@ struct OpenSSLTests {
 
         let connection = try #require(SSL_new(context))
         defer { SSL_free(connection) }
-        #expect(SSL_get_min_proto_version(connection) == TLS1_2_VERSION)
+        #expect(minimumProtocolVersion(of: connection) == TLS1_2_VERSION)
         #expect(OpenSSL_version_num() >= 0x3000_0000)
     }
 }
 
-/// `SSL_get_min_proto_version` is a C macro over `SSL_ctrl`; this is its Swift spelling.
-private func SSL_get_min_proto_version(_ ssl: OpaquePointer) -> Int32 {
+/// `SSL_get_min_proto_version`, a C macro over `SSL_ctrl` that Swift does not import.
+private func minimumProtocolVersion(of ssl: OpaquePointer) -> Int32 {
     Int32(SSL_ctrl(ssl, SSL_CTRL_GET_MIN_PROTO_VERSION, 0, nil))
 }

@@ -13,8 +13,10 @@ public func onDedicatedThread<T: Sendable>(_ body: @escaping @Sendable () throws
 /// Runs a program to its end on a dedicated thread; returns its exit status and everything
 /// it printed (standard output and error together). A program still running after
 /// `limit` is killed (and its status says so).
-public func runProcess(_ executable: String, _ arguments: [String],
-                       limit: Duration = peerTimeLimit) async throws -> (status: Int32, output: String) {
+public func runProcess(
+    _ executable: String, _ arguments: [String],
+    limit: Duration = peerTimeLimit
+) async throws -> (status: Int32, output: String) {
     try await onDedicatedThread {
         let process = Process()
         process.executableURL = URL(filePath: executable)

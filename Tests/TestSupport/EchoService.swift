@@ -25,7 +25,12 @@ public final class Probe: Sendable {
     public var history: [String] { recorded.withLock { $0 } }
 
     /// Counts a handler call; returns its number, from 1.
-    public func countAttempt() -> Int { attempts.withLock { $0 += 1; return $0 } }
+    public func countAttempt() -> Int {
+        attempts.withLock {
+            $0 += 1
+            return $0
+        }
+    }
     public var attemptCount: Int { attempts.withLock { $0 } }
 
     /// Waits for the next event.
@@ -99,22 +104,32 @@ public struct EchoService: Pitlane_Test_Echo_Echo.ServiceProtocol {
         return StreamingServerResponse(metadata: request.metadata) { writer in
             let payload = [UInt8](repeating: 0xA5, count: Int(message.payloadBytes))
             for index in 0..<Int(message.repeat) {
-                try await writer.write(.with { $0.text = message.text; $0.index = Int32(index); $0.payload = payload })
+                try await writer.write(
+                    .with {
+                        $0.text = message.text
+                        $0.index = Int32(index)
+                        $0.payload = payload
+                    })
             }
             return request.metadata
         }
     }
 
-    public func update(request: StreamingServerRequest<EchoRequest>, context: ServerContext) async throws -> StreamingServerResponse<EchoResponse> {
+    public func update(
+        request: StreamingServerRequest<EchoRequest>, context: ServerContext
+    ) async throws -> StreamingServerResponse<EchoResponse> {
         StreamingServerResponse(metadata: request.metadata) { writer in
             var index: Int32 = 0
             for try await message in request.messages {
                 try await obey(message, request.metadata, context)
-                try await writer.write(.with { $0.text = message.text; $0.index = index })
+                try await writer.write(
+                    .with {
+                        $0.text = message.text
+                        $0.index = index
+                    })
                 index += 1
             }
             return request.metadata
         }
     }
 }
-

@@ -14,7 +14,9 @@ public final class RefusingPort: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(holder, $0, length) == 0 && getsockname(holder, $0, &length) == 0
+            }
         }
         precondition(bound, "cannot bind a socket on 127.0.0.1: errno \(errno)")
         self.holder = holder

@@ -68,14 +68,15 @@ public final class ServerProcess: @unchecked Sendable {
     public func stop(signal: Int32 = SIGTERM) async -> (status: Int32, log: String) {
         let process = self.process
         let errorLog = self.errorLog
-        return (try? await onDedicatedThread {
-            kill(process.processIdentifier, signal)
-            let watchdog = Watchdog(process, limit: .seconds(30), what: "a server stopping")
-            defer { watchdog.disarm() }
-            process.waitUntilExit()
-            let log = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
-            try? FileManager.default.removeItem(at: errorLog)
-            return (process.terminationStatus, log)
-        }) ?? (-1, "")
+        return
+            (try? await onDedicatedThread {
+                kill(process.processIdentifier, signal)
+                let watchdog = Watchdog(process, limit: .seconds(30), what: "a server stopping")
+                defer { watchdog.disarm() }
+                process.waitUntilExit()
+                let log = (try? String(contentsOf: errorLog, encoding: .utf8)) ?? ""
+                try? FileManager.default.removeItem(at: errorLog)
+                return (process.terminationStatus, log)
+            }) ?? (-1, "")
     }
 }

@@ -37,30 +37,30 @@ public struct TestCertificates: Sendable {
     private func writeConfigurations() throws {
         let files = [
             "ca.cnf": """
-                [req]
-                distinguished_name = dn
-                prompt = no
-                x509_extensions = ca
-                [dn]
-                CN = placeholder
-                [ca]
-                basicConstraints = critical, CA:TRUE
-                keyUsage = critical, keyCertSign, cRLSign
-                subjectKeyIdentifier = hash
-                """,
+            [req]
+            distinguished_name = dn
+            prompt = no
+            x509_extensions = ca
+            [dn]
+            CN = placeholder
+            [ca]
+            basicConstraints = critical, CA:TRUE
+            keyUsage = critical, keyCertSign, cRLSign
+            subjectKeyIdentifier = hash
+            """,
             "server.ext": """
-                basicConstraints = critical, CA:FALSE
-                keyUsage = critical, digitalSignature, keyEncipherment
-                extendedKeyUsage = serverAuth
-                subjectAltName = DNS:localhost, IP:127.0.0.1
-                authorityKeyIdentifier = keyid
-                """,
+            basicConstraints = critical, CA:FALSE
+            keyUsage = critical, digitalSignature, keyEncipherment
+            extendedKeyUsage = serverAuth
+            subjectAltName = DNS:localhost, IP:127.0.0.1
+            authorityKeyIdentifier = keyid
+            """,
             "client.ext": """
-                basicConstraints = critical, CA:FALSE
-                keyUsage = critical, digitalSignature, keyEncipherment
-                extendedKeyUsage = clientAuth
-                authorityKeyIdentifier = keyid
-                """,
+            basicConstraints = critical, CA:FALSE
+            keyUsage = critical, digitalSignature, keyEncipherment
+            extendedKeyUsage = clientAuth
+            authorityKeyIdentifier = keyid
+            """,
         ]
         for (name, text) in files {
             try (text + "\n").write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)

@@ -12,7 +12,8 @@ struct BrowserTests {
     func browser() async throws {
         let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let beside = URL(filePath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let binaries = FileManager.default.isExecutableFile(atPath: beside.appending(path: "orders-server").path)
+        let binaries =
+            FileManager.default.isExecutableFile(atPath: beside.appending(path: "orders-server").path)
             ? beside.path : root.appending(path: ".build/debug").path
         var arguments = [root.appending(path: "Tests/Peers/browser_peer.py").path, "--bin", binaries]
         if let directory = ProcessInfo.processInfo.environment["PITLANE_SCREENSHOTS"] { arguments += ["--screenshots", directory] }

@@ -148,7 +148,11 @@ struct OneofDescriptorProto: WireParsable {
 }
 
 struct FieldDescriptorProto: WireParsable {
-    enum Label: Int32 { case optional = 1, required = 2, repeated = 3 }
+    enum Label: Int32 {
+        case optional = 1
+        case required = 2
+        case repeated = 3
+    }
 
     var name = ""
     var number: Int32 = 0
@@ -302,9 +306,12 @@ struct CodeGeneratorResponse {
             bytes.append(contentsOf: value.utf8)
         }
         if let error { string(1, error) }
-        varint(2 << 3); varint(supportedFeatures)
-        varint(3 << 3); varint(UInt64(minimumEdition))
-        varint(4 << 3); varint(UInt64(maximumEdition))
+        varint(2 << 3)
+        varint(supportedFeatures)
+        varint(3 << 3)
+        varint(UInt64(minimumEdition))
+        varint(4 << 3)
+        varint(UInt64(maximumEdition))
         for file in files {
             var body: [UInt8] = []
             swap(&body, &bytes)

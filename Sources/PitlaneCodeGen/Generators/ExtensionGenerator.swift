@@ -17,9 +17,13 @@ struct ExtensionGenerator {
             out.line("/// `[\(ext.fullName)]`, field \(field.number) of `\(ext.extendee.protoName)`.")
             let arguments = "fieldNumber: \(field.number), fullName: \(SwiftNaming.stringLiteral(ext.fullName))"
             if field.isRepeated {
-                out.line("\(options.accessPrefix)static let \(name) = \(runtime)RepeatedMessageExtension<\(field.codecType), \(ext.extendee.swiftName)>(\(arguments), isPacked: \(field.isPacked))")
+                out.line(
+                    "\(options.accessPrefix)static let \(name) = \(runtime)RepeatedMessageExtension<\(field.codecType), \(ext.extendee.swiftName)>(\(arguments), isPacked: \(field.isPacked))"
+                )
             } else {
-                out.line("\(options.accessPrefix)static let \(name) = \(runtime)MessageExtension<\(field.codecType), \(ext.extendee.swiftName)>(\(arguments), defaultValue: \(field.defaultValue))")
+                out.line(
+                    "\(options.accessPrefix)static let \(name) = \(runtime)MessageExtension<\(field.codecType), \(ext.extendee.swiftName)>(\(arguments), defaultValue: \(field.defaultValue))"
+                )
             }
         }
     }

@@ -53,7 +53,10 @@ extension FieldInfo {
     var tagSize: Int {
         var size = 1
         var rest = tag >> 7
-        while rest > 0 { size += 1; rest >>= 7 }
+        while rest > 0 {
+            size += 1
+            rest >>= 7
+        }
         return size
     }
 
@@ -74,7 +77,8 @@ extension FieldInfo {
         if let message { return "\(message.swiftName)()" }
         if let enumeration {
             if let literal = descriptor.defaultValue,
-               let match = enumeration.cases.first(where: { $0.protoName == literal }) {
+                let match = enumeration.cases.first(where: { $0.protoName == literal })
+            {
                 return "\(enumeration.swiftName).\(SwiftNaming.escaped(match.caseName))"
             }
             return "\(enumeration.swiftName)()"

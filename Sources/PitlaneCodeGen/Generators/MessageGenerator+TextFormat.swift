@@ -15,7 +15,9 @@ extension MessageGenerator {
                 if let entry = field.mapEntry {
                     out.line("writer.writeMapField(\(name), \(entry.fields[0].codec), \(entry.fields[1].codec), \(storage))")
                 } else if field.isRepeated && field.isUnverifiedString {
-                    out.line("writer.writeRepeatedUnverifiedStrings(\(name), \(storage), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+                    out.line(
+                        "writer.writeRepeatedUnverifiedStrings(\(name), \(storage), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+                    )
                 } else if field.isRepeated {
                     out.line("writer.writeRepeatedField(\(name), \(field.codec), \(storage))")
                 } else if let oneof = field.oneof {
@@ -57,7 +59,9 @@ extension MessageGenerator {
         if let entry = field.mapEntry {
             out.line("    try reader.readMapField(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage))")
         } else if field.isRepeated && field.isUnverifiedString {
-            out.line("    try reader.readRepeatedUnverifiedStrings(into: &\(storage), \(field.unverifiedArguments()), recordingIn: &self.unknownFields)")
+            out.line(
+                "    try reader.readRepeatedUnverifiedStrings(into: &\(storage), \(field.unverifiedArguments()), recordingIn: &self.unknownFields)"
+            )
         } else if field.isRepeated {
             out.line("    try reader.readRepeatedField(\(field.codec), into: &\(storage))")
         } else if let oneof = field.oneof {

@@ -96,7 +96,9 @@ struct MessageGenerator {
             let name = SwiftNaming.escaped(field.propertyName)
             if let oneof = field.oneof {
                 out.block("\(access)var \(name): \(field.valueType) {") { out in
-                    out.line("get { if case .\(name)(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) { return value }; return \(field.defaultValue) }")
+                    out.line(
+                        "get { if case .\(name)(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)) { return value }; return \(field.defaultValue) }"
+                    )
                     out.line("set { self.\(SwiftNaming.escaped(oneof.propertyName)) = .\(name)(newValue) }")
                 }
             } else if field.hasPresence {
@@ -198,9 +200,12 @@ struct MessageGenerator {
                 if field.isRepeated {
                     out.line("if !self.\(name).allSatisfy(\\.isInitialized) { return false }")
                 } else if let oneof = field.oneof {
-                    out.line("if case .\(name)(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)), !value.isInitialized { return false }")
+                    out.line(
+                        "if case .\(name)(let value)? = self.\(SwiftNaming.escaped(oneof.propertyName)), !value.isInitialized { return false }"
+                    )
                 } else {
-                    out.line("if \(field.hasPresence ? "self.has\(field.capitalizedName) && " : "")!self.\(name).isInitialized { return false }")
+                    out.line(
+                        "if \(field.hasPresence ? "self.has\(field.capitalizedName) && " : "")!self.\(name).isInitialized { return false }")
                 }
             }
             out.line("return true")
@@ -229,10 +234,14 @@ struct MessageGenerator {
         if let entry = field.mapEntry {
             out.line("case \(field.lengthDelimitedTag):")
             if entry.fields[1].isUnverifiedString {
-                out.line("    try reader.readUnverifiedStringMapEntry(\(entry.fields[0].codec), into: &\(storage), \(field.unverifiedArguments()), unknownFields: &self.unknownFields)")
+                out.line(
+                    "    try reader.readUnverifiedStringMapEntry(\(entry.fields[0].codec), into: &\(storage), \(field.unverifiedArguments()), unknownFields: &self.unknownFields)"
+                )
                 return
             }
-            out.line("    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage), unknownFields: &self.unknownFields)")
+            out.line(
+                "    try reader.readMapEntry(\(entry.fields[0].codec), \(entry.fields[1].codec), into: &\(storage), unknownFields: &self.unknownFields)"
+            )
             return
         }
         if field.isRepeated {
@@ -251,7 +260,9 @@ struct MessageGenerator {
                 out.line("    \(storage).append(value)")
             } else if field.isUnverifiedString {
                 out.line("case \(field.tag):")
-                out.line("    let value = try reader.readUnverifiedString(\(field.unverifiedArguments(index: storage + ".count")), recordingIn: &self.unknownFields)")
+                out.line(
+                    "    let value = try reader.readUnverifiedString(\(field.unverifiedArguments(index: storage + ".count")), recordingIn: &self.unknownFields)"
+                )
                 out.line("    \(storage).append(value)")
             } else {
                 out.line("case \(field.tag):")
@@ -315,9 +326,12 @@ struct MessageGenerator {
         let storage = base + field.storageName
         if let entry = field.mapEntry {
             if entry.fields[1].isUnverifiedString {
-                out.line("writer.writeUnverifiedStringMap(\(entry.fields[0].codec), \(storage), tag: \(field.lengthDelimitedTag), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+                out.line(
+                    "writer.writeUnverifiedStringMap(\(entry.fields[0].codec), \(storage), tag: \(field.lengthDelimitedTag), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+                )
             } else {
-                out.line("writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
+                out.line(
+                    "writer.writeMap(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tag: \(field.lengthDelimitedTag))")
             }
             return
         }
@@ -325,7 +339,9 @@ struct MessageGenerator {
             if field.isGroup {
                 out.line("for value in \(storage).reversed() { writer.writeGroup(value, fieldNumber: \(field.number)) }")
             } else if field.isUnverifiedString {
-                out.line("writer.writeRepeatedUnverifiedStrings(\(storage), tag: \(field.tag), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+                out.line(
+                    "writer.writeRepeatedUnverifiedStrings(\(storage), tag: \(field.tag), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+                )
             } else if field.isPacked {
                 out.line("writer.writePacked(\(field.codec), \(storage), tag: \(field.lengthDelimitedTag))")
             } else {
@@ -335,7 +351,9 @@ struct MessageGenerator {
         }
         let write = field.isGroup ? "writer.writeGroup(value, fieldNumber: \(field.number))" : writeValue(field, "value")
         if let oneof = field.oneof {
-            out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) { \(write) }")
+            out.line(
+                "if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) { \(write) }"
+            )
         } else if field.hasPresence {
             out.line("if let value = \(storage)\(field.isIndirect ? "?.value" : "") { \(write) }")
         } else {
@@ -377,14 +395,18 @@ struct MessageGenerator {
         let storage = base + field.storageName
         let size = "\(runtime)ProtoSize"
         if let entry = field.mapEntry, entry.fields[1].isUnverifiedString {
-            out.line("size += \(size).unverifiedStringMap(\(entry.fields[0].codec), \(storage), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+            out.line(
+                "size += \(size).unverifiedStringMap(\(entry.fields[0].codec), \(storage), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+            )
         } else if let entry = field.mapEntry {
             out.line("size += \(size).map(\(entry.fields[0].codec), \(entry.fields[1].codec), \(storage), tagSize: \(field.tagSize))")
         } else if field.isRepeated {
             if field.isGroup {
                 out.line("for value in \(storage) { size += \(size).group(value, tagSize: \(field.tagSize)) }")
             } else if field.isUnverifiedString {
-                out.line("size += \(size).repeatedUnverifiedStrings(\(storage), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)")
+                out.line(
+                    "size += \(size).repeatedUnverifiedStrings(\(storage), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+                )
             } else {
                 let kind = field.isPacked ? "packed" : "repeated"
                 out.line("size += \(size).\(kind)(\(field.codec), \(storage), tagSize: \(field.tagSize))")
@@ -400,7 +422,8 @@ struct MessageGenerator {
     private func sizeOfValue(_ field: FieldInfo, _ value: String = "value") -> String {
         if field.isGroup { return "\(runtime)ProtoSize.group(\(value), tagSize: \(field.tagSize))" }
         if field.isUnverifiedString {
-            return "\(runtime)ProtoSize.unverifiedString(\(value), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)"
+            return
+                "\(runtime)ProtoSize.unverifiedString(\(value), tagSize: \(field.tagSize), \(field.unverifiedArguments()), recorded: self.unknownFields)"
         }
         return "\(field.tagSize) + \(field.codecType).size(of: \(value))"
     }
@@ -418,7 +441,9 @@ struct MessageGenerator {
                 } else if field.isRepeated {
                     out.line("try writer.writeRepeatedField(\(names), \(field.codec), \(storage))")
                 } else if let oneof = field.oneof {
-                    out.line("if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) {")
+                    out.line(
+                        "if case .\(SwiftNaming.escaped(field.propertyName))(let value)? = \(base)\(SwiftNaming.escaped(oneof.propertyName)) {"
+                    )
                     out.line("    try writer.writeField(\(names), \(field.codec), value)")
                     out.line("}")
                 } else if field.hasPresence {
@@ -481,7 +506,8 @@ struct MessageGenerator {
             return
         }
         // `null` clears a field, except a google.protobuf.Value, where it is a value.
-        let nullIsValue = field.message?.fullName == ".google.protobuf.Value"
+        let nullIsValue =
+            field.message?.fullName == ".google.protobuf.Value"
             || field.enumeration?.fullName == ".google.protobuf.NullValue"
         let read: String
         if let enumeration = field.enumeration {

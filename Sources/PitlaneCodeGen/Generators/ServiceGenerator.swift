@@ -69,7 +69,8 @@ struct ServiceGenerator {
     private func writeNamespace(to out: inout CodeWriter) {
         out.line("/// The `\(fullName)` service: its descriptor and its methods'.")
         out.block("\(access)enum \(namespace) {") { out in
-            out.line("\(access)static let descriptor = \(core)ServiceDescriptor(fullyQualifiedService: \(SwiftNaming.stringLiteral(fullName)))")
+            out.line(
+                "\(access)static let descriptor = \(core)ServiceDescriptor(fullyQualifiedService: \(SwiftNaming.stringLiteral(fullName)))")
             out.line()
             out.line("/// `\(file.descriptor.name)` and every file it imports, dependencies first, as serialized")
             out.line("/// `google.protobuf.FileDescriptorProto`s in base64: what server reflection serves.")
@@ -82,11 +83,15 @@ struct ServiceGenerator {
                     out.block("\(access)enum \(method.name) {") { out in
                         out.line("\(access)typealias Input = \(method.input)")
                         out.line("\(access)typealias Output = \(method.output)")
-                        out.line("\(access)static let descriptor = \(core)MethodDescriptor(service: \(namespace).descriptor, method: \(SwiftNaming.stringLiteral(method.name)))")
+                        out.line(
+                            "\(access)static let descriptor = \(core)MethodDescriptor(service: \(namespace).descriptor, method: \(SwiftNaming.stringLiteral(method.name)))"
+                        )
                     }
                     out.line()
                 }
-                out.line("\(access)static let descriptors: [\(core)MethodDescriptor] = [\(methods.map { "\($0.name).descriptor" }.joined(separator: ", "))]")
+                out.line(
+                    "\(access)static let descriptors: [\(core)MethodDescriptor] = [\(methods.map { "\($0.name).descriptor" }.joined(separator: ", "))]"
+                )
             }
         }
     }
@@ -98,7 +103,9 @@ struct ServiceGenerator {
             out.line("/// Every method with streaming requests and responses; the form interceptors see.")
             out.block("\(access)protocol StreamingServiceProtocol: \(core)RegistrableRPCService {") { out in
                 for method in methods {
-                    out.line("func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)>")
+                    out.line(
+                        "func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)>"
+                    )
                 }
             }
             out.line()
@@ -129,7 +136,9 @@ struct ServiceGenerator {
                 out.line()
             }
             for method in methods where !(method.clientStreaming && method.serverStreaming) {
-                out.block("\(access)func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)> {") { out in
+                out.block(
+                    "\(access)func \(method.swiftName)(request: \(core)StreamingServerRequest<\(method.input)>, context: \(core)ServerContext) async throws -> \(core)StreamingServerResponse<\(method.output)> {"
+                ) { out in
                     let request = method.clientStreaming ? "request" : "try await \(core)ServerRequest(stream: request)"
                     let call = "try await self.\(method.swiftName)(request: \(request), context: context)"
                     out.line(method.serverStreaming ? "return \(call)" : "return \(core)StreamingServerResponse(single: \(call))")
@@ -147,7 +156,8 @@ struct ServiceGenerator {
                         out.line("    return [:]")
                         out.line("}")
                     } else {
-                        out.line("\(core)ServerResponse(message: try await self.\(method.swiftName)(request: \(request), context: context))")
+                        out.line(
+                            "\(core)ServerResponse(message: try await self.\(method.swiftName)(request: \(request), context: context))")
                     }
                 }
             }
@@ -172,9 +182,11 @@ struct ServiceGenerator {
 
     /// The `ServiceProtocol` form of a method (bidirectional methods have only the streaming one).
     private func serviceSignature(_ method: Method) -> String {
-        let request = method.clientStreaming
+        let request =
+            method.clientStreaming
             ? "\(core)StreamingServerRequest<\(method.input)>" : "\(core)ServerRequest<\(method.input)>"
-        let response = method.serverStreaming
+        let response =
+            method.serverStreaming
             ? "\(core)StreamingServerResponse<\(method.output)>" : "\(core)ServerResponse<\(method.output)>"
         return "(request: \(request), context: \(core)ServerContext) async throws -> \(response)"
     }
@@ -214,18 +226,24 @@ struct ServiceGenerator {
         case (false, true): kind = "serverStreaming"
         case (true, true): kind = "bidirectionalStreaming"
         }
-        let requestType = method.clientStreaming
+        let requestType =
+            method.clientStreaming
             ? "\(core)StreamingClientRequest<\(method.input)>" : "\(core)ClientRequest<\(method.input)>"
-        let responseType = method.serverStreaming
+        let responseType =
+            method.serverStreaming
             ? "\(core)StreamingClientResponse<\(method.output)>" : "\(core)ClientResponse<\(method.output)>"
         let handler = "@escaping @Sendable (\(responseType)) async throws -> Result"
         let options = "options: \(core)CallOptions = .defaults"
 
         // The general form: a request value and a response handler.
-        out.block("\(access)func \(method.swiftName)<Result: Sendable>(request: \(requestType), \(options), onResponse handleResponse: \(handler)) async throws -> Result {") { out in
+        out.block(
+            "\(access)func \(method.swiftName)<Result: Sendable>(request: \(requestType), \(options), onResponse handleResponse: \(handler)) async throws -> Result {"
+        ) { out in
             out.line("try await client.\(kind)(")
             out.line("    request: request, descriptor: \(descriptor(method)),")
-            out.line("    serializer: \(core)CodecSerializer<\(method.input)>(client.messageCodec), deserializer: \(core)CodecDeserializer<\(method.output)>(client.messageCodec),")
+            out.line(
+                "    serializer: \(core)CodecSerializer<\(method.input)>(client.messageCodec), deserializer: \(core)CodecDeserializer<\(method.output)>(client.messageCodec),"
+            )
             out.line("    options: options, onResponse: handleResponse")
             out.line(")")
         }
@@ -233,12 +251,15 @@ struct ServiceGenerator {
         // The convenient form: messages in, and for single responses the message out.
         let metadata = "metadata: \(core)Metadata = [:]"
         let producer = "requestProducer: @escaping @Sendable (\(core)RPCWriter<\(method.input)>) async throws -> Void"
-        let makeRequest = method.clientStreaming
+        let makeRequest =
+            method.clientStreaming
             ? "\(core)StreamingClientRequest(metadata: metadata, producer: requestProducer)"
             : "\(core)ClientRequest(message: message, metadata: metadata)"
         let inputs = method.clientStreaming ? "\(metadata), \(options), \(producer)" : "_ message: \(method.input), \(metadata), \(options)"
         if method.serverStreaming {
-            out.block("\(access)func \(method.swiftName)<Result: Sendable>(\(inputs), onResponse handleResponse: \(handler)) async throws -> Result {") { out in
+            out.block(
+                "\(access)func \(method.swiftName)<Result: Sendable>(\(inputs), onResponse handleResponse: \(handler)) async throws -> Result {"
+            ) { out in
                 out.line("try await \(method.swiftName)(request: \(makeRequest), options: options, onResponse: handleResponse)")
             }
         } else {

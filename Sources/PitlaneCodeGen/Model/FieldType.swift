@@ -1,6 +1,7 @@
 /// `FieldDescriptorProto.Type`, with what the generator needs to know of each.
 enum FieldType: Int32 {
-    case double = 1, float, int64, uint64, int32, fixed64, fixed32, bool, string, group, message, bytes
+    case double = 1
+    case float, int64, uint64, int32, fixed64, fixed32, bool, string, group, message, bytes
     case uint32, enumeration, sfixed32, sfixed64, sint32, sint64
 
     /// The Swift type of a value, for scalar types.

@@ -12,7 +12,8 @@ final class ProtoModel {
             files[descriptor.name] = file
             let scope = descriptor.package.isEmpty ? "" : "." + descriptor.package
             for message in descriptor.messageTypes {
-                file.messages.append(register(message, scope: scope, swiftScope: file.typePrefix, parent: nil, features: file.features, file: file))
+                file.messages.append(
+                    register(message, scope: scope, swiftScope: file.typePrefix, parent: nil, features: file.features, file: file))
             }
             for enumeration in descriptor.enumTypes {
                 file.enums.append(register(enumeration, scope: scope, swiftScope: file.typePrefix, features: file.features))
@@ -85,7 +86,8 @@ final class ProtoModel {
         features: Features, file: FileInfo
     ) -> MessageInfo {
         let fullName = scope + "." + descriptor.name
-        let swiftName = parent == nil
+        let swiftName =
+            parent == nil
             ? SwiftNaming.typeName(descriptor.name, prefix: swiftScope)
             : swiftScope + "." + SwiftNaming.typeName(descriptor.name, prefix: "")
         let message = MessageInfo(
@@ -359,8 +361,9 @@ final class EnumInfo {
             var name = SwiftNaming.enumCaseName(value.name, enumName: descriptor.name)
             if let primary = primaries[value.number] {
                 let declares = taken.insert(name).inserted
-                return Case(protoName: value.name, caseName: declares ? name : primary, number: value.number,
-                            isAlias: true, declaresName: declares)
+                return Case(
+                    protoName: value.name, caseName: declares ? name : primary, number: value.number,
+                    isAlias: true, declaresName: declares)
             }
             while !taken.insert(name).inserted { name += "_p" }
             primaries[value.number] = name

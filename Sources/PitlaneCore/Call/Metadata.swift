@@ -50,7 +50,6 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
     /// of a failed RPC (rich error details).
     public static let statusDetailsKey = "grpc-status-details-bin"
 
-
     /// `key` as metadata keeps it: lowercased (HTTP/2 header names are). Most keys given are
     /// lowercase already, and are then returned as they are, without a new string.
     static func normalized(_ key: String) -> String {

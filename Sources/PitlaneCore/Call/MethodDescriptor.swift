@@ -41,8 +41,10 @@ public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
             var end = slash + 1
             while end < bytes.count, bytes[end] != UInt8(ascii: "/") { end += 1 }
             guard slash > start, slash + 1 < bytes.count, end == bytes.count else { return nil }
-            return (String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<slash]), as: UTF8.self),
-                    String(decoding: UnsafeBufferPointer(rebasing: bytes[(slash + 1)...]), as: UTF8.self))
+            return (
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<slash]), as: UTF8.self),
+                String(decoding: UnsafeBufferPointer(rebasing: bytes[(slash + 1)...]), as: UTF8.self)
+            )
         }
         guard let parts else { return nil }
         self.init(fullyQualifiedService: parts.service, method: parts.method)

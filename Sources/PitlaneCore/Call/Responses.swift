@@ -73,9 +73,10 @@ public struct StreamingClientResponse<Message: Sendable>: Sendable {
                     return nil
                 }
             } else {
-                RPCAsyncSequence(wrapping: MappedSequence(base: contents.bodyParts) { part in
-                    if case .message(let message) = part { message } else { nil }
-                })
+                RPCAsyncSequence(
+                    wrapping: MappedSequence(base: contents.bodyParts) { part in
+                        if case .message(let message) = part { message } else { nil }
+                    })
             }
         case .failure(let error):
             .failing(error)
@@ -124,8 +125,10 @@ public struct StreamingServerResponse<Message: Sendable>: Sendable {
 
     public var accepted: Result<Contents, RPCError>
 
-    public init(of type: Message.Type = Message.self, metadata: Metadata = [:],
-                producer: @escaping @Sendable (RPCWriter<Message>) async throws -> Metadata) {
+    public init(
+        of type: Message.Type = Message.self, metadata: Metadata = [:],
+        producer: @escaping @Sendable (RPCWriter<Message>) async throws -> Metadata
+    ) {
         accepted = .success(Contents(metadata: metadata, producer: producer))
     }
 

@@ -43,8 +43,9 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
         do {
             let result: Result
             if let timeout = options.timeout {
-                result = try await withDeadline(transport.timeSource.now + timeout, on: transport.timeSource,
-                                                onExpiry: { recorder.expireDeadline() }, run)
+                result = try await withDeadline(
+                    transport.timeSource.now + timeout, on: transport.timeSource,
+                    onExpiry: { recorder.expireDeadline() }, run)
             } else {
                 result = try await run()
             }
@@ -99,11 +100,13 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             let recorder = attempt.recorder
             group.addTask {
                 await send(metadata: request.metadata, to: stream.outbound) { outbound in
-                    try await request.producer(RPCWriter(wrapping: MappingWriter(target: outbound, serializer: serializer) { serialized -> RPCRequestPart in
-                        let bytes = try Self.checkedSize(serialized, limit: limit, what: "request")
-                        recorder?.recordSent(bytes.count)
-                        return .message(bytes, compression?.flagsForWrite ?? [])
-                    }))
+                    try await request.producer(
+                        RPCWriter(
+                            wrapping: MappingWriter(target: outbound, serializer: serializer) { serialized -> RPCRequestPart in
+                                let bytes = try Self.checkedSize(serialized, limit: limit, what: "request")
+                                recorder?.recordSent(bytes.count)
+                                return .message(bytes, compression?.flagsForWrite ?? [])
+                            }))
                 }
             }
             return makeResponse(await readHead(stream, recorder), context, recorder)
@@ -129,8 +132,9 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                     head = .rejected(attempt.error!)
                 }
                 if case .rejected(let error) = head, attemptNumber < policy.maxAttempts,
-                   policy.retryableStatusCodes.contains(error.code.status), replay.isReplayable,
-                   let delay = Self.retryDelay(after: error, backoff: backoff) {
+                    policy.retryableStatusCodes.contains(error.code.status), replay.isReplayable,
+                    let delay = Self.retryDelay(after: error, backoff: backoff)
+                {
                     attempt.release.cancel()
                     forwarder.cancel()
                     try await executor.transport.timeSource.sleep(for: delay)
@@ -226,10 +230,13 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             let compression = context.options.messageCompression
             group.addTask {
                 do {
-                    try await request.producer(RPCWriter(wrapping: ReplayWriter(buffer: replay) { message in
-                        .message(try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"),
-                                 compression?.flagsForWrite ?? [])
-                    }))
+                    try await request.producer(
+                        RPCWriter(
+                            wrapping: ReplayWriter(buffer: replay) { message in
+                                .message(
+                                    try Self.checkedSize(serializer.serialize(message), limit: limit, what: "request"),
+                                    compression?.flagsForWrite ?? [])
+                            }))
                     replay.finish(.success(()))
                 } catch {
                     replay.finish(.failure(error))
@@ -371,12 +378,15 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
             return .rejected(failure)
         }
 
-        private func makeResponse(_ head: ResponseHead, _ context: ClientContext, _ recorder: ClientAttemptRecorder?) -> StreamingClientResponse<Out> {
+        private func makeResponse(
+            _ head: ResponseHead, _ context: ClientContext, _ recorder: ClientAttemptRecorder?
+        ) -> StreamingClientResponse<Out> {
             switch head {
             case .rejected(let error):
                 return StreamingClientResponse(error: error)
             case .trailersOnly(let trailers):
-                return StreamingClientResponse(accepted: .success(.init(metadata: [:], bodyParts: .elements([.trailingMetadata(trailers)]))))
+                return StreamingClientResponse(
+                    accepted: .success(.init(metadata: [:], bodyParts: .elements([.trailingMetadata(trailers)]))))
             case .accepted(let metadata, let iterator):
                 let deserializer = self.deserializer
                 let limit = context.options.maxResponseMessageBytes ?? 4 * 1024 * 1024
@@ -399,23 +409,29 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
                     // Straight from the transport's stream: one closure between the reader and
                     // the stream rather than an iterator per level of wrapping, each a hop to
                     // the generic executor and back per message.
-                    return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence {
-                        do {
-                            return try await stream.next().map(decode)
-                        } catch {
-                            // An error that ends the parts (the transport's, a limit's) ends the attempt.
-                            recorder?.fail(error)
-                            throw error
-                        }
-                    })))
+                    return StreamingClientResponse(
+                        accepted: .success(
+                            .init(
+                                metadata: metadata,
+                                bodyParts: RPCAsyncSequence {
+                                    do {
+                                        return try await stream.next().map(decode)
+                                    } catch {
+                                        // An error that ends the parts (the transport's, a limit's) ends the attempt.
+                                        recorder?.fail(error)
+                                        throw error
+                                    }
+                                })))
                 }
                 let parts = MappedSequence(base: IteratorSequence(iterator: iterator)) { try decode($0) }
                 guard let recorder else {
-                    return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: parts))))
+                    return StreamingClientResponse(
+                        accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: parts))))
                 }
                 // An error that ends the parts (the transport's, a limit's) ends the attempt.
                 let observed = FailureObservingSequence(base: parts) { error in recorder.fail(error) }
-                return StreamingClientResponse(accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: observed))))
+                return StreamingClientResponse(
+                    accepted: .success(.init(metadata: metadata, bodyParts: RPCAsyncSequence(wrapping: observed))))
             }
         }
 

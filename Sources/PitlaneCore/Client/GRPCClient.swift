@@ -26,11 +26,14 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - retryBufferBytes: request bytes kept per RPC so it can be retried. Default 256 KiB.
     ///   - observer: told of every RPC's attempts and end (metrics: `ClientMetrics`). Default none.
-    public init(transport: Transport, interceptors: [any ClientInterceptor] = [], retryBufferBytes: Int = 256 * 1024,
-                observer: (any ClientCallObserver)? = nil) {
+    public init(
+        transport: Transport, interceptors: [any ClientInterceptor] = [], retryBufferBytes: Int = 256 * 1024,
+        observer: (any ClientCallObserver)? = nil
+    ) {
         self.transport = transport
-        executor = ClientRPCExecutor(transport: transport, interceptors: interceptors, retryBufferBytes: retryBufferBytes,
-                                     observer: observer)
+        executor = ClientRPCExecutor(
+            transport: transport, interceptors: interceptors, retryBufferBytes: retryBufferBytes,
+            observer: observer)
     }
 
     /// Runs the transport's connections until `beginGracefulShutdown()` and the last RPC end.
@@ -96,8 +99,9 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults,
         onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await run(request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
-                      options: options.with { $0.rpcKind = .bidirectionalStreaming }, onResponse: handleResponse)
+        try await run(
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+            options: options.with { $0.rpcKind = .bidirectionalStreaming }, onResponse: handleResponse)
     }
 
     private func run<Request: Sendable, Response: Sendable, Result: Sendable>(
@@ -134,8 +138,9 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults,
         onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await collecting(request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
-                             options: options.with { $0.rpcKind = .clientStreaming }, onResponse: handleResponse)
+        try await collecting(
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+            options: options.with { $0.rpcKind = .clientStreaming }, onResponse: handleResponse)
     }
 
     private func collecting<Request: Sendable, Response: Sendable, Result: Sendable>(

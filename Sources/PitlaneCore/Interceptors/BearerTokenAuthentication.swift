@@ -20,7 +20,8 @@ public struct BearerTokenAuthenticationInterceptor: ServerInterceptor {
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
     ) async throws -> StreamingServerResponse<Output> {
         guard let header = request.metadata[stringValues: "authorization"].first,
-              header.lowercased().hasPrefix("bearer "), header.count > 7 else {
+            header.lowercased().hasPrefix("bearer "), header.count > 7
+        else {
             return StreamingServerResponse(error: RPCError(code: .unauthenticated, message: "a bearer token is required"))
         }
         guard let identity = try await validate(String(header.dropFirst(7)), context.descriptor) else {

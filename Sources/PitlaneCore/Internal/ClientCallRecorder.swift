@@ -93,9 +93,10 @@ final class ClientAttemptRecorder: Sendable {
     /// The attempt's status is known; only the first one counts.
     func finish(_ code: Status.Code) {
         guard outcome.compareExchange(expected: -1, desired: code.rawValue, ordering: .sequentiallyConsistent).exchanged else { return }
-        call.attemptFinished(code, start: start,
-                             sentBytes: wireCounts?.sentMessageWireBytes ?? sentBytes.load(ordering: .relaxed),
-                             receivedBytes: wireCounts?.receivedMessageWireBytes ?? receivedBytes.load(ordering: .relaxed))
+        call.attemptFinished(
+            code, start: start,
+            sentBytes: wireCounts?.sentMessageWireBytes ?? sentBytes.load(ordering: .relaxed),
+            receivedBytes: wireCounts?.receivedMessageWireBytes ?? receivedBytes.load(ordering: .relaxed))
         // Sequentially consistent with `commit()`: of the two, at least one sees the other.
         if isCommitted.load(ordering: .sequentiallyConsistent) { call.finish(code) }
     }

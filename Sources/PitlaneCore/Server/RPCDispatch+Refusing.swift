@@ -35,17 +35,22 @@ extension RPCDispatch {
         settings: ServerRPCSettings
     ) -> (RPCError, observedMethod: ObservedMethod) {
         guard let entry = router.entry(for: descriptor) else {
-            return (RPCError(code: .unimplemented, message: "method \(descriptor) is not implemented"),
-                    ObservedMethod(descriptor: nil, tag: settings.unservedObserverTag))
+            return (
+                RPCError(code: .unimplemented, message: "method \(descriptor) is not implemented"),
+                ObservedMethod(descriptor: nil, tag: settings.unservedObserverTag)
+            )
         }
         let observed = ObservedMethod(descriptor: descriptor, tag: entry.observerTag)
         guard entry.handlers[transportContext.codec] != nil else {
-            let error = RPCError(code: .unimplemented,
-                                 message: "method \(descriptor) has no \(transportContext.codec.rawValue) codec")
+            let error = RPCError(
+                code: .unimplemented,
+                message: "method \(descriptor) has no \(transportContext.codec.rawValue) codec")
             return (error, observed)
         }
-        return (RPCError(code: .unimplemented, message: "method \(descriptor) has side effects: call it with POST, not GET"),
-                observed)
+        return (
+            RPCError(code: .unimplemented, message: "method \(descriptor) has side effects: call it with POST, not GET"),
+            observed
+        )
     }
 }
 

@@ -21,8 +21,10 @@ enum RPCDispatch {
 
     /// Ends an RPC with a trailers-only response.
     @inline(never)
-    nonisolated(nonsending) static func reject(_ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
-                       method: ObservedMethod) async {
+    nonisolated(nonsending) static func reject(
+        _ stream: ServerRPCStream, _ error: RPCError, observer: (any ServerCallObserver)?,
+        method: ObservedMethod
+    ) async {
         if let observer {
             observer.callStarted(method)
             observer.callFinished(method, code: error.status.code, duration: .zero, receivedBytes: 0, sentBytes: 0)

@@ -8,10 +8,11 @@ public struct RPCRouter: Sendable {
     @usableFromInline
     struct Handler: Sendable {
         @usableFromInline
-        typealias Run = nonisolated(nonsending) @Sendable (
-            _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings,
-            _ observerTag: Int
-        ) async -> Void
+        typealias Run =
+            nonisolated(nonsending) @Sendable (
+                _ stream: ServerRPCStream, _ transportContext: ServerTransportContext, _ settings: ServerRPCSettings,
+                _ observerTag: Int
+            ) async -> Void
 
         @usableFromInline let run: Run
 
@@ -132,7 +133,8 @@ public struct RPCRouter: Sendable {
     /// when it came so), with the method's observer tag; nil when none does.
     func handler(for descriptor: MethodDescriptor, _ transportContext: ServerTransportContext) -> (Handler, observerTag: Int)? {
         guard let entry = entries[descriptor], let handler = entry.handlers[transportContext.codec],
-              !transportContext.requiresNoSideEffects || entry.idempotency == .noSideEffects else { return nil }
+            !transportContext.requiresNoSideEffects || entry.idempotency == .noSideEffects
+        else { return nil }
         return (handler, entry.observerTag)
     }
 

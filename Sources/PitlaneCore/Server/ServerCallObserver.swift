@@ -68,8 +68,10 @@ final class ObservedCall: Sendable {
     /// The RPC's record when the server has an observer. Not inlined: its temporaries would
     /// take room in the executor's frame, which lives for the whole RPC.
     @usableFromInline @inline(never)
-    static func start(observer: (any ServerCallObserver)?, method: ObservedMethod,
-                      wireCounts: (any MessageWireCounts)?) -> ObservedCall? {
+    static func start(
+        observer: (any ServerCallObserver)?, method: ObservedMethod,
+        wireCounts: (any MessageWireCounts)?
+    ) -> ObservedCall? {
         observer.map { ObservedCall(observer: $0, method: method, wireCounts: wireCounts) }
     }
 
@@ -78,8 +80,9 @@ final class ObservedCall: Sendable {
 
     /// Tells the observer how the RPC ended.
     func finished(_ code: Status.Code) {
-        observer.callFinished(method, code: code, duration: MonotonicEpoch.offset(of: .now) - started,
-                              receivedBytes: wireCounts?.receivedMessageWireBytes ?? received.load(ordering: .relaxed),
-                              sentBytes: wireCounts?.sentMessageWireBytes ?? sent.load(ordering: .relaxed))
+        observer.callFinished(
+            method, code: code, duration: MonotonicEpoch.offset(of: .now) - started,
+            receivedBytes: wireCounts?.receivedMessageWireBytes ?? received.load(ordering: .relaxed),
+            sentBytes: wireCounts?.sentMessageWireBytes ?? sent.load(ordering: .relaxed))
     }
 }

@@ -18,9 +18,11 @@ public struct ServerContext: Sendable {
     /// written next are compressed (when the transport compresses this RPC's responses).
     public var messageCompression: MessageCompressionControl
 
-    public init(descriptor: MethodDescriptor, peer: String, deadline: ContinuousClock.Instant? = nil,
-                cancellation: RPCCancellationHandle = RPCCancellationHandle(),
-                messageCompression: MessageCompressionControl = MessageCompressionControl()) {
+    public init(
+        descriptor: MethodDescriptor, peer: String, deadline: ContinuousClock.Instant? = nil,
+        cancellation: RPCCancellationHandle = RPCCancellationHandle(),
+        messageCompression: MessageCompressionControl = MessageCompressionControl()
+    ) {
         self.descriptor = descriptor
         self.peer = peer
         deadlineAfterEpoch = deadline.map(MonotonicEpoch.offset(of:))

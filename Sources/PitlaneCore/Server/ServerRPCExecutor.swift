@@ -19,10 +19,12 @@ enum ServerRPCExecutor {
         // Everything the RPC keeps while its handler runs is in one object, made before the
         // handler runs: the frames under a waiting handler are most of what an idle stream
         // holds, and each value kept across the wait is a slot in them.
-        guard let call = await ServerStreamingCall.start(
-            stream: stream, transportContext: transportContext, settings: settings, observedMethod: observedMethod,
-            deserializer: deserializer, serializer: serializer
-        ) else { return }
+        guard
+            let call = await ServerStreamingCall.start(
+                stream: stream, transportContext: transportContext, settings: settings, observedMethod: observedMethod,
+                deserializer: deserializer, serializer: serializer
+            )
+        else { return }
         let result = await respond(to: call, interceptors: settings.interceptors, handler: handler)
         await finish(result, observed: call.observed, cancellation: call.context.cancellation, outbound: call.target)
     }
@@ -39,8 +41,11 @@ enum ServerRPCExecutor {
         handler: @escaping @Sendable (ServerRequest<Input>, ServerContext) async throws -> ServerResponse<Output>
     ) async {
         var inbound = stream.inbound.makeAsyncIterator()
-        guard let metadata = await readMetadata(&inbound, of: stream, transportContext, observer: settings.observer,
-                                                method: observedMethod) else { return }
+        guard
+            let metadata = await readMetadata(
+                &inbound, of: stream, transportContext, observer: settings.observer,
+                method: observedMethod)
+        else { return }
         let outbound = stream.outbound
         let context = ServerContext(descriptor: stream.descriptor, transportContext: transportContext)
         let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: stream.wireCounts)
@@ -88,8 +93,9 @@ enum ServerRPCExecutor {
             return nil
         }
         guard case .metadata(let metadata)? = first else {
-            await reject(stream, unreadable: RPCError(code: .internal, message: "the RPC began without metadata"),
-                         transportContext, observer: observer, method: method)
+            await reject(
+                stream, unreadable: RPCError(code: .internal, message: "the RPC began without metadata"),
+                transportContext, observer: observer, method: method)
             return nil
         }
         return metadata
@@ -102,7 +108,8 @@ enum ServerRPCExecutor {
         _ stream: ServerRPCStream, unreadable error: any Error, _ transportContext: ServerTransportContext,
         observer: (any ServerCallObserver)?, method: ObservedMethod
     ) async {
-        let failure = transportContext.cancellation.isDeadlineExceeded
+        let failure =
+            transportContext.cancellation.isDeadlineExceeded
             ? RPCError(code: .deadlineExceeded, message: "the deadline passed before the request arrived")
             : RPCError.from(error)
         await RPCDispatch.reject(stream, failure, observer: observer, method: method)
@@ -116,7 +123,8 @@ enum ServerRPCExecutor {
     @inlinable @inline(__always)
     nonisolated(nonsending) static func respond<Input: Sendable, Serializer: MessageSerializer>(
         to call: ServerStreamingCall<Input, Serializer>, interceptors: [any ServerInterceptor],
-        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>
+        handler:
+            @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>
     ) async -> (Status, Metadata) {
         let producer: @Sendable (RPCWriter<Serializer.Message>) async throws -> Metadata
         switch await accept(call, interceptors: interceptors, handler: handler) {
@@ -137,7 +145,8 @@ enum ServerRPCExecutor {
     @inlinable @inline(never)
     nonisolated(nonsending) static func accept<Input: Sendable, Serializer: MessageSerializer>(
         _ call: ServerStreamingCall<Input, Serializer>, interceptors: [any ServerInterceptor],
-        handler: @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>
+        handler:
+            @escaping @Sendable (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Serializer.Message>
     ) async -> Result<StreamingServerResponse<Serializer.Message>.Contents, RPCError> {
         do {
             let response = try await intercept(call.request, call.context, interceptors[...], handler)

@@ -14,8 +14,10 @@ where Serializer.Message: Sendable {
     let serializer: Serializer
 
     @usableFromInline
-    init(request: StreamingServerRequest<Input>, context: ServerContext, target: RPCWriter<RPCResponsePart>.Closable,
-         observed: ObservedCall?, serializer: Serializer) {
+    init(
+        request: StreamingServerRequest<Input>, context: ServerContext, target: RPCWriter<RPCResponsePart>.Closable,
+        observed: ObservedCall?, serializer: Serializer
+    ) {
         self.request = request
         self.context = context
         self.target = target
@@ -32,25 +34,31 @@ where Serializer.Message: Sendable {
         observedMethod: ObservedMethod, deserializer: some MessageDeserializer<Input>, serializer: Serializer
     ) async -> ServerStreamingCall? {
         var iterator = stream.inbound.makeAsyncIterator()
-        guard let metadata = await ServerRPCExecutor.readMetadata(&iterator, of: stream, transportContext,
-                                                                  observer: settings.observer, method: observedMethod)
+        guard
+            let metadata = await ServerRPCExecutor.readMetadata(
+                &iterator, of: stream, transportContext,
+                observer: settings.observer, method: observedMethod)
         else { return nil }
         let inbound = RPCAsyncSequence(remainderOf: iterator)
         let context = ServerContext(descriptor: stream.descriptor, transportContext: transportContext)
         let observed = ObservedCall.start(observer: settings.observer, method: observedMethod, wireCounts: stream.wireCounts)
-        let checks = RequestMessageChecks(limit: settings.maxRequestMessageBytes, observed: observed,
-                                          compression: context.messageCompression)
+        let checks = RequestMessageChecks(
+            limit: settings.maxRequestMessageBytes, observed: observed,
+            compression: context.messageCompression)
         // Each message read straight from the transport's stream: the fewer async levels
         // under the handler while it waits, the less an idle stream holds.
-        let messages: RPCAsyncSequence<Input, any Error> = if case .stream(let parts) = inbound.source {
-            RPCAsyncSequence(parts: parts, checks: checks) { part, checks in try checks.decode(part, with: deserializer) }
-        } else {
-            RPCAsyncSequence(wrapping: MappedSequence(base: inbound) { part -> Input? in
-                try checks.decode(part, with: deserializer)
-            })
-        }
-        return ServerStreamingCall(request: StreamingServerRequest(metadata: metadata, messages: messages),
-                                   context: context, target: stream.outbound, observed: observed, serializer: serializer)
+        let messages: RPCAsyncSequence<Input, any Error> =
+            if case .stream(let parts) = inbound.source {
+                RPCAsyncSequence(parts: parts, checks: checks) { part, checks in try checks.decode(part, with: deserializer) }
+            } else {
+                RPCAsyncSequence(
+                    wrapping: MappedSequence(base: inbound) { part -> Input? in
+                        try checks.decode(part, with: deserializer)
+                    })
+            }
+        return ServerStreamingCall(
+            request: StreamingServerRequest(metadata: metadata, messages: messages),
+            context: context, target: stream.outbound, observed: observed, serializer: serializer)
     }
 
     @usableFromInline

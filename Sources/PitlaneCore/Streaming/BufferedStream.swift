@@ -53,8 +53,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     ///   - sizeOf: the bytes an element accounts for.
     ///   - onConsume: called (outside any lock) with an element's size when it is read, unless
     ///     that size is zero.
-    @_specialize(exported: true, where Element == RPCRequestPart)
-    @_specialize(exported: true, where Element == RPCResponsePart)
+    @_specialize(exported:true,where Element == RPCRequestPart)
+    @_specialize(exported:true,where Element == RPCResponsePart)
     public init(
         highWatermark: Int, sizeOf: @escaping @Sendable (Element) -> Int,
         onConsume: (@Sendable (Int) -> Void)? = nil
@@ -77,8 +77,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// Adds an element, then waits while the buffer is above its high watermark.
     /// - Throws: `ConsumerGone` when the consumer stopped reading; `CancellationError` when
     ///   the writing task is cancelled while waiting.
-    @_specialize(exported: true, where Element == RPCRequestPart)
-    @_specialize(exported: true, where Element == RPCResponsePart)
+    @_specialize(exported:true,where Element == RPCRequestPart)
+    @_specialize(exported:true,where Element == RPCResponsePart)
     nonisolated(nonsending) public func write(_ element: Element) async throws {
         let size = sizeOf(element)
         let action: WriteAction = try state.withLock { state in
@@ -111,8 +111,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// Adds an element without waiting, for producers bounded another way (an HTTP/2
     /// transport: the peer can send no more than the window it was given).
     /// - Returns: false when the consumer has gone or the stream was finished.
-    @_specialize(exported: true, where Element == RPCRequestPart)
-    @_specialize(exported: true, where Element == RPCResponsePart)
+    @_specialize(exported:true,where Element == RPCRequestPart)
+    @_specialize(exported:true,where Element == RPCResponsePart)
     @discardableResult
     public func yield(_ element: Element) -> Bool {
         let size = sizeOf(element)
@@ -163,8 +163,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     /// Ends the stream: the consumer reads what is buffered, then nil (or the error).
-    @_specialize(exported: true, where Element == RPCRequestPart)
-    @_specialize(exported: true, where Element == RPCResponsePart)
+    @_specialize(exported:true,where Element == RPCRequestPart)
+    @_specialize(exported:true,where Element == RPCResponsePart)
     public func finish(throwing error: (any Error)? = nil) {
         let (consumer, receiver) = state.withLock { state -> (UnsafeContinuation<Element?, any Error>?, Receiver?) in
             guard state.end == nil else { return (nil, nil) }
@@ -217,8 +217,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     /// The next element; nil once the producer has finished and the buffer is empty.
-    @_specialize(exported: true, where Element == RPCRequestPart)
-    @_specialize(exported: true, where Element == RPCResponsePart)
+    @_specialize(exported:true,where Element == RPCRequestPart)
+    @_specialize(exported:true,where Element == RPCResponsePart)
     nonisolated(nonsending) public func next() async throws -> Element? {
         let action: ReadAction = state.withLock { state in
             if let element = state.buffer.popFirst() {
@@ -283,8 +283,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     /// The consumer will read no more: buffered elements are dropped and writers fail.
-    @_specialize(exported: true, where Element == RPCRequestPart)
-    @_specialize(exported: true, where Element == RPCResponsePart)
+    @_specialize(exported:true,where Element == RPCRequestPart)
+    @_specialize(exported:true,where Element == RPCResponsePart)
     public func finishConsuming() {
         let producers = state.withLock { state in
             state.consumerGone = true

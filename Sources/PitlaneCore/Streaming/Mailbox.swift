@@ -72,7 +72,8 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     /// now or earlier.
     @discardableResult @inlinable
     public func offer(_ input: Buffer.Input) -> Bool {
-        let (resumption, accepted) = state.withLock { state -> ((UnsafeContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
+        let (resumption, accepted) = state.withLock {
+            state -> ((UnsafeContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
             guard state.end == nil else { return (nil, false) }
             if let overflow = state.buffer.append(input) {
                 state.end = .failed(overflow)

@@ -119,8 +119,10 @@ extension RPCAsyncSequence where Failure == any Error {
 
     /// A server's request messages, decoded from a transport's request parts.
     @usableFromInline
-    package init(parts: BufferedStream<RPCRequestPart>, checks: RequestMessageChecks,
-                 deserialize: @escaping RequestMessages<Element>.Deserialize) {
+    package init(
+        parts: BufferedStream<RPCRequestPart>, checks: RequestMessageChecks,
+        deserialize: @escaping RequestMessages<Element>.Deserialize
+    ) {
         self.init(source: .decoding(RequestMessages(parts: parts, checks: checks, deserialize: deserialize)))
     }
 }

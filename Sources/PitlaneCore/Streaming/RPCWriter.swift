@@ -149,9 +149,12 @@ struct MappingWriter<Element: Sendable, Target: Sendable>: RPCWriterProtocol {
 extension MappingWriter {
     /// Writes each message serialized by `serializer` (or as serialized once, for
     /// ``SerializedMessage``s), its bytes made into a part by `part`.
-    init(target: any RPCWriterProtocol<Target>, serializer: some MessageSerializer<Element>,
-         part: @escaping @Sendable ([UInt8]) throws -> Target) {
-        self.init(target: target, transform: { try part(serializer.serialize($0)) },
-                  transformSerialized: { try part(serializer.serialize($0)) })
+    init(
+        target: any RPCWriterProtocol<Target>, serializer: some MessageSerializer<Element>,
+        part: @escaping @Sendable ([UInt8]) throws -> Target
+    ) {
+        self.init(
+            target: target, transform: { try part(serializer.serialize($0)) },
+            transformSerialized: { try part(serializer.serialize($0)) })
     }
 }

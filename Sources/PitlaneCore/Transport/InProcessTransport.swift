@@ -17,8 +17,10 @@ public struct InProcessTransport: Sendable {
     ///     waits for the reader (the equivalent of an HTTP/2 stream window). Default 64 KiB.
     ///   - serviceConfig: method configs the client applies.
     ///   - timeSource: the time deadlines, retry backoff and hedging delays run on. Default real time.
-    public init(bufferBytes: Int = 65_536, serviceConfig: ServiceConfig = ServiceConfig(),
-                timeSource: TimeSource = .continuous) {
+    public init(
+        bufferBytes: Int = 65_536, serviceConfig: ServiceConfig = ServiceConfig(),
+        timeSource: TimeSource = .continuous
+    ) {
         let server = Server()
         self.server = server
         client = Client(server: server, bufferBytes: bufferBytes, serviceConfig: serviceConfig, timeSource: timeSource)

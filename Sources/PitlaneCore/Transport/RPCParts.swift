@@ -52,8 +52,10 @@ public struct RPCStream<Inbound: Sendable, Outbound: Sendable>: Sendable {
     /// framed nor compressed and metrics count their serialized sizes.
     public let wireCounts: (any MessageWireCounts)?
 
-    public init(descriptor: MethodDescriptor, inbound: RPCAsyncSequence<Inbound, any Error>,
-                outbound: RPCWriter<Outbound>.Closable, wireCounts: (any MessageWireCounts)? = nil) {
+    public init(
+        descriptor: MethodDescriptor, inbound: RPCAsyncSequence<Inbound, any Error>,
+        outbound: RPCWriter<Outbound>.Closable, wireCounts: (any MessageWireCounts)? = nil
+    ) {
         self.descriptor = descriptor
         self.inbound = inbound
         self.outbound = outbound

@@ -37,8 +37,10 @@ public struct ServerTransportContext: Sendable {
     /// early data). Only a method whose ``IdempotencyLevel`` is `.noSideEffects` serves it.
     public var requiresNoSideEffects: Bool
 
-    public init(peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),
-                codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false) {
+    public init(
+        peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),
+        codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false
+    ) {
         self.peer = peer
         deadlineAfterEpoch = deadline.map(MonotonicEpoch.offset(of:))
         self.cancellation = cancellation

@@ -27,17 +27,19 @@ package final class StreamGate: Sendable {
     }
 
     package func close() {
-        resume(state.withLock { state in
-            state.openStreams -= 1
-            return drainedWaiters(&state)
-        })
+        resume(
+            state.withLock { state in
+                state.openStreams -= 1
+                return drainedWaiters(&state)
+            })
     }
 
     package func beginShutdown() {
-        resume(state.withLock { state in
-            state.shuttingDown = true
-            return drainedWaiters(&state)
-        })
+        resume(
+            state.withLock { state in
+                state.shuttingDown = true
+                return drainedWaiters(&state)
+            })
     }
 
     package func waitUntilDrained() async {

@@ -257,15 +257,17 @@ public final class HTTP2ClientTransport: ClientTransport {
         try gate.open()
         defer { gate.close() }
         let binding = ConnectionBinding(try await readyConnection(waitForReady: options.waitForReady ?? false))
-        let call = ClientCall(protocol: config.wireProtocol, codec: config.codec, kind: options.rpcKind,
-                              compression: options.compression.flatMap { $0 == .none ? nil : $0 }, maxMessageBytes: config.maxMessageBytes)
+        let call = ClientCall(
+            protocol: config.wireProtocol, codec: config.codec, kind: options.rpcKind,
+            compression: options.compression.flatMap { $0 == .none ? nil : $0 }, maxMessageBytes: config.maxMessageBytes)
         let stream = ClientStream(descriptor: descriptor, call: call, outboundHighWatermark: config.streamWindowBytes, binding: binding)
         let rpc = ClientRPCStream(
             descriptor: descriptor, inbound: RPCAsyncSequence(stream: stream.inbound),
-            outbound: .init(wrapping: ClientStreamWriter(
-                binding: binding, stream: stream, timeout: options.timeout, encoder: call.encoder,
-                reconnect: { [self] in try await self.readyConnection(waitForReady: false) }
-            )),
+            outbound: .init(
+                wrapping: ClientStreamWriter(
+                    binding: binding, stream: stream, timeout: options.timeout, encoder: call.encoder,
+                    reconnect: { [self] in try await self.readyConnection(waitForReady: false) }
+                )),
             wireCounts: stream.outbound
         )
         defer {

@@ -93,7 +93,10 @@ final class Subchannel: Sendable {
         var tryAgainAllowance = 2
         while true {
             enum Next {
-                case use(HTTP2ClientConnection), connect, wait, retryAt(ContinuousClock.Instant), fail(RPCError)
+                case use(HTTP2ClientConnection)
+                case connect, wait
+                case retryAt(ContinuousClock.Instant)
+                case fail(RPCError)
                 var isConnect: Bool { if case .connect = self { true } else { false } }
             }
             let next: Next = state.withLock { state in
@@ -126,8 +129,11 @@ final class Subchannel: Sendable {
                 } catch is TryAgain where tryAgainAllowance > 0 {
                     tryAgainAllowance -= 1
                 } catch is TryAgain {
-                    throw RPCError(code: .unavailable,
-                                   message: "every new connection to \(name) closed before its first stream (3 tried); the server may be limiting idle connections")
+                    throw RPCError(
+                        code: .unavailable,
+                        message:
+                            "every new connection to \(name) closed before its first stream (3 tried); the server may be limiting idle connections"
+                    )
                 }
             }
         }

@@ -31,7 +31,8 @@ struct MessageDeframer {
         guard flag & ~acceptedFlags == 0 else {
             throw RPCError(code: .internal, message: "invalid message flags \(flag)")
         }
-        let length = Int(buffer[consumed + 1]) << 24 | Int(buffer[consumed + 2]) << 16
+        let length =
+            Int(buffer[consumed + 1]) << 24 | Int(buffer[consumed + 2]) << 16
             | Int(buffer[consumed + 3]) << 8 | Int(buffer[consumed + 4])
         guard length <= maxMessageBytes else {
             throw RPCError(code: .resourceExhausted, message: "message of \(length) bytes exceeds the limit of \(maxMessageBytes)")

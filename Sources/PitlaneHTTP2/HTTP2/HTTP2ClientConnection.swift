@@ -40,8 +40,10 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
     /// - Parameter tls: the connection's TLS state, nil for plaintext. With TLS the connection
     ///   is ready (and `start`'s completion runs) once the handshake has completed and the
     ///   server's SETTINGS have arrived, within `config.tlsHandshakeTimeout`.
-    init(socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config, tls: TLSEngine?,
-         onClose: @escaping @Sendable (HTTP2ClientConnection) -> Void) {
+    init(
+        socket: Socket, loop: EventLoop, authority: String, config: HTTP2ClientTransport.Config, tls: TLSEngine?,
+        onClose: @escaping @Sendable (HTTP2ClientConnection) -> Void
+    ) {
         self.socket = socket
         pump = SessionPump(tls: tls)
         self.loop = loop
@@ -114,7 +116,10 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
         setupTimer = loop.scheduleTimer(after: timeout) { [self] in
             setupTimer = nil
             guard lifecycle.isHandshaking else { return }
-            close(RPCError(code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"))
+            close(
+                RPCError(
+                    code: .unavailable, message: "cannot connect to \(self.authority): the TLS handshake did not complete within \(timeout)"
+                ))
         }
         // Reading advances the handshake with what is at hand: at first nothing, which makes
         // the ClientHello; the flush that follows sends it.
@@ -180,7 +185,10 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
             flush()
             readable()
         case .endOfStream where lifecycle.isHandshaking:
-            close(RPCError(code: .unavailable, message: "cannot connect to \(authority): the server closed the connection during the TLS handshake"))
+            close(
+                RPCError(
+                    code: .unavailable, message: "cannot connect to \(authority): the server closed the connection during the TLS handshake"
+                ))
         case .endOfStream:
             close(RPCError(code: .unavailable, message: "the server closed the connection"))
         case .failed(let error) where lifecycle.isHandshaking:
@@ -272,7 +280,8 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
         loop.assertInEventLoop()
         guard lifecycle.takesStreams else { return false }
         var headers = [
-            (name: ":method", value: "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path), (":authority", authority),
+            (name: ":method", value: "POST"), (":scheme", pump.isSecure ? "https" : "http"), (":path", stream.descriptor.path),
+            (":authority", authority),
         ]
         headers += stream.call.requestHeaders(metadata: metadata, timeout: timeout)
         do {
@@ -359,11 +368,12 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {
         guard let stream = streams.removeValue(forKey: id) else { return }
         returnConnectionWindow(stream.window.outstanding)
-        let error: RPCError = switch errorCode {
-        case NGHTTP2_REFUSED_STREAM.rawValue: RPCError(code: .unavailable, message: "the server refused the stream")
-        case NGHTTP2_CANCEL.rawValue: RPCError(code: .cancelled, message: "the stream was cancelled")
-        default: RPCError(code: .internal, message: "the server reset the stream (HTTP/2 error \(errorCode))")
-        }
+        let error: RPCError =
+            switch errorCode {
+            case NGHTTP2_REFUSED_STREAM.rawValue: RPCError(code: .unavailable, message: "the server refused the stream")
+            case NGHTTP2_CANCEL.rawValue: RPCError(code: .cancelled, message: "the stream was cancelled")
+            default: RPCError(code: .internal, message: "the server reset the stream (HTTP/2 error \(errorCode))")
+            }
         stream.fail(error)
         if lifecycle.phase == .draining && streams.isEmpty { flush() }
     }
@@ -372,7 +382,9 @@ final class HTTP2ClientConnection: HTTP2Connection, NGHTTP2SessionDelegate, @unc
         perform(lifecycle.goAwayReceived())
     }
 
-    func sessionReadData(stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
+    func sessionReadData(
+        stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer
+    ) -> NGHTTP2Session.DataChunk {
         guard let stream = streams[id] else { return .bytes(count: 0, end: true, trailers: false) }
         let (count, step) = stream.machine.readData(into: buffer)
         stream.outbound.sent(count)

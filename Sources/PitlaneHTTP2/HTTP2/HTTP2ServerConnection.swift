@@ -34,8 +34,10 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
 
     /// - Parameter tls: the connection's TLS state, nil for plaintext; the handshake runs
     ///   before any HTTP/2 byte moves, within `config.connection.prefaceTimeout`.
-    init(socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
-         accept: @escaping RPCAcceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void) {
+    init(
+        socket: Socket, loop: EventLoop, config: HTTP2ServerTransport.Config, peer: String, tls: TLSEngine?,
+        accept: @escaping RPCAcceptor, onClose: @escaping @Sendable (any ServerConnection) -> Void
+    ) {
         self.socket = socket
         pump = SessionPump(tls: tls)
         self.loop = loop
@@ -344,8 +346,11 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
         returnConnectionWindow(stream.window.outstanding)
         // Every stream ends here, most of them complete (no error): their error is never seen,
         // so it is not formatted.
-        end(stream, error: errorCode == 0 ? Self.streamClosed
-            : RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
+        end(
+            stream,
+            error: errorCode == 0
+                ? Self.streamClosed
+                : RPCError(code: .cancelled, message: "the client reset the stream (HTTP/2 error \(errorCode))"))
         // The last stream of a draining connection: it closes once this stream's last frames are out.
         management.streamClosed(at: loop.now)
         if streams.isEmpty, let idle = config.connection.maxIdle, !management.isDraining { checkIdle(after: idle) }
@@ -369,7 +374,9 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
         perform(management.resetReceived(at: loop.now))
     }
 
-    func sessionReadData(stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk {
+    func sessionReadData(
+        stream id: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer
+    ) -> NGHTTP2Session.DataChunk {
         // The stream itself, as `perform` gave it with the response's headers: it is in
         // `streams`, which keeps it alive, until nghttp2 closes it and reads no more.
         guard let source else { return .bytes(count: 0, end: true, trailers: false) }
@@ -385,7 +392,8 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
     /// Reads a request's head with the protocol it speaks (gRPC, or what the transport's
     /// protocol handler serves) and hands the RPC to the transport, or answers at once.
     private func startRPC(_ stream: ServerStream, _ head: HTTPRequestHead) {
-        let start = GRPCServerWire.isGRPC(head)
+        let start =
+            GRPCServerWire.isGRPC(head)
             ? GRPCServerWire.start(head, limits: callLimits)
             : config.protocolHandler?.start(head, limits: callLimits) ?? GRPCServerWire.refuse(head)
         var call: ServerCall

@@ -23,7 +23,9 @@ protocol NGHTTP2SessionDelegate: AnyObject {
     func sessionReceivedSettings()
     /// Fills `buffer` with DATA for `stream`; `source` is what the delegate gave with the
     /// stream's headers (``NGHTTP2Session/submitResponse(stream:headers:hasBody:source:)``).
-    func sessionReadData(stream: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer) -> NGHTTP2Session.DataChunk
+    func sessionReadData(
+        stream: Int32, source: UnsafeMutableRawPointer?, into buffer: UnsafeMutableRawBufferPointer
+    ) -> NGHTTP2Session.DataChunk
 }
 
 /// One nghttp2 session (client or server): frames in with `receive`, frames out with
@@ -133,7 +135,8 @@ final class NGHTTP2Session {
                 let endsStream = header.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0
                 let type = Int(header.type)
                 if endsStream, type == Int(NGHTTP2_HEADERS.rawValue) || type == Int(NGHTTP2_DATA.rawValue),
-                   nghttp2_session_get_stream_remote_close(session, header.stream_id) == 0 {
+                    nghttp2_session_get_stream_remote_close(session, header.stream_id) == 0
+                {
                     nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), header.stream_id, NGHTTP2_NO_ERROR.rawValue)
                 }
                 return 0
@@ -207,8 +210,10 @@ final class NGHTTP2Session {
     /// Sends response headers; with `hasBody` false they end the stream (trailers-only).
     /// nghttp2 hands `source` back with each read of the body's DATA: the delegate must keep
     /// what it points to alive until the stream closes.
-    func submitResponse(stream: Int32, headers: [(name: String, value: String)], hasBody: Bool,
-                        source: UnsafeMutableRawPointer? = nil) throws {
+    func submitResponse(
+        stream: Int32, headers: [(name: String, value: String)], hasBody: Bool,
+        source: UnsafeMutableRawPointer? = nil
+    ) throws {
         let result = Self.withHeaderFields(headers) { fields in
             guard hasBody else { return nghttp2_submit_response(raw, stream, fields.baseAddress, fields.count, nil) }
             var provider = Self.dataProvider
@@ -311,10 +316,11 @@ final class NGHTTP2Session {
                 for (index, header) in headers.enumerated() {
                     let (name, nameCount) = place(header.name)
                     let (value, valueCount) = place(header.value)
-                    (fields.baseAddress! + index).initialize(to: nghttp2_nv(
-                        name: name, value: value, namelen: nameCount, valuelen: valueCount,
-                        flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-                    ))
+                    (fields.baseAddress! + index).initialize(
+                        to: nghttp2_nv(
+                            name: name, value: value, namelen: nameCount, valuelen: valueCount,
+                            flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+                        ))
                 }
                 return body(UnsafeMutableBufferPointer(rebasing: fields[..<headers.count]))
             }

@@ -157,13 +157,14 @@ struct ServerStreamStateMachine {
     }
 
     private func violation(_ event: String) -> Violation {
-        let name = switch state {
-        case .receivingHeaders: "receiving headers"
-        case .open: "open"
-        case .ending: "ending"
-        case .done: "done"
-        case .closed: "closed"
-        }
+        let name =
+            switch state {
+            case .receivingHeaders: "receiving headers"
+            case .open: "open"
+            case .ending: "ending"
+            case .done: "done"
+            case .closed: "closed"
+            }
         return Violation(event: event, state: name)
     }
 }

@@ -110,8 +110,10 @@ final class SessionPump {
         }
     }
 
-    private func readPlaintext(from socket: Socket, into session: NGHTTP2Session,
-                                        through buffer: UnsafeMutableRawBufferPointer) -> ReadOutcome {
+    private func readPlaintext(
+        from socket: Socket, into session: NGHTTP2Session,
+        through buffer: UnsafeMutableRawBufferPointer
+    ) -> ReadOutcome {
         var received = 0
         while true {
             do {

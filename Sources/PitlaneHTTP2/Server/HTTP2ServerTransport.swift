@@ -108,9 +108,10 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             throw error
         }
         let acceptorLoop = loops.next()
-        let acceptor = LoopBound(Acceptor(listener: listener, loop: acceptorLoop, name: "\(address)") { [weak self] socket in
-            self?.adopt(socket, on: loops.next(), tls: tls)
-        }, loop: acceptorLoop)
+        let acceptor = LoopBound(
+            Acceptor(listener: listener, loop: acceptorLoop, name: "\(address)") { [weak self] socket in
+                self?.adopt(socket, on: loops.next(), tls: tls)
+            }, loop: acceptorLoop)
         let waiters = state.withLock { state in
             state.acceptor = acceptor
             state.loops = loops
@@ -194,11 +195,12 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             let next: any ServingConnection
             // Without a handler that serves HTTP/1.1, ALPN never settles on it.
             if http1, let handler = config.protocolHandler {
-                next = handler.http1Connection(AcceptedConnection(
-                    socket: socket, loop: loop, peer: peer, tls: engine, config: config, accept: accept, onClose: onClose,
-                    replace: { [weak self] old, new in self?.replace(old, with: new) },
-                    run: { loop, work in accepted.offer(.task(loop: loop, work: work)) }
-                ))
+                next = handler.http1Connection(
+                    AcceptedConnection(
+                        socket: socket, loop: loop, peer: peer, tls: engine, config: config, accept: accept, onClose: onClose,
+                        replace: { [weak self] old, new in self?.replace(old, with: new) },
+                        run: { loop, work in accepted.offer(.task(loop: loop, work: work)) }
+                    ))
             } else {
                 next = http2(engine)
             }

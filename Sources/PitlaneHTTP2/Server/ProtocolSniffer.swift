@@ -22,8 +22,10 @@ final class ProtocolSniffer: FileDescriptorHandler, ServerConnection {
     /// The HTTP/2 client connection preface (RFC 9113 §3.4).
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
-    init(socket: Socket, loop: EventLoop, timeout: Duration,
-         decided: @escaping (ProtocolSniffer, Verdict, [UInt8]) -> Void, onClose: @escaping (any ServerConnection) -> Void) {
+    init(
+        socket: Socket, loop: EventLoop, timeout: Duration,
+        decided: @escaping (ProtocolSniffer, Verdict, [UInt8]) -> Void, onClose: @escaping (any ServerConnection) -> Void
+    ) {
         self.socket = socket
         self.loop = loop
         self.timeout = timeout

@@ -37,15 +37,19 @@ package protocol ClientWire: Sendable {
     func receivedHead(_ call: inout ClientCall, endStream: Bool, counting counts: StreamOutbound, _ emit: (RPCResponsePart) -> Void)
     /// A body frame that is the protocol's own end (gRPC-Web's trailers, Connect's
     /// end-of-stream message): handled, true; a message: false, for the call to deliver.
-    func receivedEndFrame(_ frame: (flags: UInt8, bytes: [UInt8]), in call: inout ClientCall,
-                          _ emit: (RPCResponsePart) -> Void) throws -> Bool
+    func receivedEndFrame(
+        _ frame: (flags: UInt8, bytes: [UInt8]), in call: inout ClientCall,
+        _ emit: (RPCResponsePart) -> Void
+    ) throws -> Bool
     /// END_STREAM without trailers.
     func receivedEnd(_ call: inout ClientCall, counting counts: StreamOutbound, _ emit: (RPCResponsePart) -> Void)
 }
 
 extension ClientWire {
-    package func receivedEndFrame(_ frame: (flags: UInt8, bytes: [UInt8]), in call: inout ClientCall,
-                                  _ emit: (RPCResponsePart) -> Void) throws -> Bool { false }
+    package func receivedEndFrame(
+        _ frame: (flags: UInt8, bytes: [UInt8]), in call: inout ClientCall,
+        _ emit: (RPCResponsePart) -> Void
+    ) throws -> Bool { false }
 
     /// A stream that ends without trailers ended early.
     package func receivedEnd(_ call: inout ClientCall, counting counts: StreamOutbound, _ emit: (RPCResponsePart) -> Void) {
@@ -61,37 +65,50 @@ package struct GRPCClientWire: ClientWire {
 
     package init() {}
 
-    package func requestFields(codec: MessageCodec, compression: CompressionAlgorithm?, timeout: Duration?) -> [(name: String, value: String)] {
+    package func requestFields(
+        codec: MessageCodec, compression: CompressionAlgorithm?, timeout: Duration?
+    ) -> [(name: String, value: String)] {
         Self.requestFields(contentType: "application/grpc", codec: codec, compression: compression, timeout: timeout)
     }
 
     /// gRPC's and gRPC-Web's request fields.
-    package static func requestFields(contentType: String, codec: MessageCodec, compression: CompressionAlgorithm?,
-                                      timeout: Duration?) -> [(name: String, value: String)] {
-        var fields = [("content-type", contentType + (codec == .json ? "+json" : "+proto")), ("te", "trailers"),
-                      ("grpc-accept-encoding", MessageCompression.acceptEncoding)]
+    package static func requestFields(
+        contentType: String, codec: MessageCodec, compression: CompressionAlgorithm?,
+        timeout: Duration?
+    ) -> [(name: String, value: String)] {
+        var fields = [
+            ("content-type", contentType + (codec == .json ? "+json" : "+proto")), ("te", "trailers"),
+            ("grpc-accept-encoding", MessageCompression.acceptEncoding),
+        ]
         if let timeout { fields.append(("grpc-timeout", GRPCTimeout.format(timeout))) }
         if let compression { fields.append(("grpc-encoding", compression.name)) }
         return fields
     }
 
-    package func receivedHead(_ call: inout ClientCall, endStream: Bool, counting counts: StreamOutbound,
-                              _ emit: (RPCResponsePart) -> Void) {
+    package func receivedHead(
+        _ call: inout ClientCall, endStream: Bool, counting counts: StreamOutbound,
+        _ emit: (RPCResponsePart) -> Void
+    ) {
         Self.receivedHead(&call, expecting: "application/grpc", endStream: endStream, emit)
     }
 
     /// gRPC's and gRPC-Web's response head: 200, then a trailers-only status or the content
     /// type `expected` and compression.
-    package static func receivedHead(_ call: inout ClientCall, expecting expected: String, endStream: Bool,
-                                     _ emit: (RPCResponsePart) -> Void) {
+    package static func receivedHead(
+        _ call: inout ClientCall, expecting expected: String, endStream: Bool,
+        _ emit: (RPCResponsePart) -> Void
+    ) {
         guard call.httpStatus == 200 else {
-            return call.finish(Status(code: ClientCall.code(forHTTP: call.httpStatus), message: "HTTP status \(call.httpStatus)"), [:], emit)
+            return call.finish(
+                Status(code: ClientCall.code(forHTTP: call.httpStatus), message: "HTTP status \(call.httpStatus)"), [:], emit)
         }
         if call.value("grpc-status") != nil || endStream {
             return call.finish(ClientCall.grpcStatus(in: call.headers), ClientCall.metadata(call.headers), emit)  // trailers-only
         }
         guard call.value("content-type")?.hasPrefix(expected) == true else {
-            return call.finish(Status(code: .unknown, message: "the response is not \(expected) (content-type \(call.value("content-type") ?? "none"))"), [:], emit)
+            return call.finish(
+                Status(code: .unknown, message: "the response is not \(expected) (content-type \(call.value("content-type") ?? "none"))"),
+                [:], emit)
         }
         guard call.readCompression("grpc-encoding", emit) else { return }
         emit(.metadata(ClientCall.metadata(call.headers)))
@@ -115,8 +132,10 @@ package struct ClientCall {
     private var finished = false
     package let maxMessageBytes: Int
 
-    init(protocol wireProtocol: ClientWireProtocol, codec: MessageCodec, kind: RPCKind,
-         compression: CompressionAlgorithm?, maxMessageBytes: Int) {
+    init(
+        protocol wireProtocol: ClientWireProtocol, codec: MessageCodec, kind: RPCKind,
+        compression: CompressionAlgorithm?, maxMessageBytes: Int
+    ) {
         let wire = wireProtocol.makeWire(kind)
         self.wire = wire
         self.codec = codec
@@ -140,8 +159,10 @@ package struct ClientCall {
 
     /// Response headers, or trailers: the first HEADERS frame is the head (ending the stream
     /// when the response has no body); a later one carries gRPC's status.
-    mutating func receivedHeaders(_ fields: [(name: String, value: String)], endStream: Bool, counting counts: StreamOutbound,
-                                  _ emit: (RPCResponsePart) -> Void) {
+    mutating func receivedHeaders(
+        _ fields: [(name: String, value: String)], endStream: Bool, counting counts: StreamOutbound,
+        _ emit: (RPCResponsePart) -> Void
+    ) {
         guard !finished else { return }
         if httpStatus != 0 {
             // Trailers: gRPC's, or those of a gRPC-Web server that sends real ones.
@@ -154,8 +175,10 @@ package struct ClientCall {
     }
 
     /// Response body bytes; each message's size as it arrived goes to `counts`.
-    mutating func receivedData(_ data: UnsafeRawBufferPointer, counting counts: StreamOutbound,
-                               _ emit: (RPCResponsePart) -> Void) throws {
+    mutating func receivedData(
+        _ data: UnsafeRawBufferPointer, counting counts: StreamOutbound,
+        _ emit: (RPCResponsePart) -> Void
+    ) throws {
         guard !finished else { return }
         try body.append(data)
         while !finished, let frame = try body.next() {
@@ -220,13 +243,15 @@ package struct ClientCall {
     }
 
     private static func isProtocolField(_ name: String) -> Bool {
-        name.hasPrefix("connect-") || name.hasPrefix("access-control-") || ["content-encoding", "accept-encoding", "vary", "date", "server"].contains(name)
+        name.hasPrefix("connect-") || name.hasPrefix("access-control-")
+            || ["content-encoding", "accept-encoding", "vary", "date", "server"].contains(name)
     }
 
     /// `grpc-status` and `grpc-message` of `fields`.
     package static func grpcStatus(in fields: [(name: String, value: String)]) -> Status {
         guard let text = fields.first(where: { $0.name == "grpc-status" })?.value, let number = Int(text),
-              let code = Status.Code(rawValue: number) else {
+            let code = Status.Code(rawValue: number)
+        else {
             return Status(code: .unknown, message: "the server sent no valid grpc-status")
         }
         return Status(code: code, message: fields.first { $0.name == "grpc-message" }.map { PercentEncoding.decode($0.value) } ?? "")

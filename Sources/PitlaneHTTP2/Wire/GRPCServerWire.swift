@@ -46,7 +46,9 @@ package struct GRPCServerWire: ServerWire {
     }
 
     /// Content type, compression, metadata, `extra`.
-    package func responseHead(metadata: Metadata, extra: [(name: String, value: String)], compression: CompressionAlgorithm?) -> HTTPResponseHead {
+    package func responseHead(
+        metadata: Metadata, extra: [(name: String, value: String)], compression: CompressionAlgorithm?
+    ) -> HTTPResponseHead {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(3 + metadata.count + extra.count)
         headers.append(("content-type", "application/grpc"))

@@ -108,8 +108,10 @@ package struct ServerCall {
     /// Turns a received message (as the decoder framed it) into a request part: decompressed
     /// when it says it is compressed, or, for a body that is the message itself, when the
     /// body is. Its size as it arrived goes to the stream's wire counts (`counts`).
-    package func requestPart(_ message: (compressed: Bool, bytes: [UInt8]), limit: Int,
-                             counting counts: StreamOutbound) throws -> RPCRequestPart {
+    package func requestPart(
+        _ message: (compressed: Bool, bytes: [UInt8]), limit: Int,
+        counting counts: StreamOutbound
+    ) throws -> RPCRequestPart {
         counts.receivedMessage(wireBytes: message.bytes.count)
         let compressed = message.compressed || (body.isWholeBody && requestCompression != nil)
         guard compressed else { return .message(message.bytes, []) }

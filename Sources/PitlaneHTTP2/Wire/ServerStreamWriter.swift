@@ -57,8 +57,8 @@ package struct ServerStreamWriter<Stream: ServerStreamHandle>: ClosableRPCWriter
     /// A message, queued now if the stream is open and its queue at most at the watermark.
     package func tryWrite(_ part: RPCResponsePart) -> Bool {
         guard case .message(let bytes, let flags) = part,
-              case let (encoded, wireBytes)? = try? encoder.encode(bytes, flags: flags),
-              outbound.tryEnqueue(encoded.count, wireBytes: wireBytes)
+            case (let encoded, let wireBytes)? = try? encoder.encode(bytes, flags: flags),
+            outbound.tryEnqueue(encoded.count, wireBytes: wireBytes)
         else { return false }
         let stream = self.stream
         onLoop { stream.connection.queueMessage(stream: stream, encoded: encoded) }
@@ -113,8 +113,9 @@ extension ServerCall {
             outbound: RPCWriter.Closable(wrapping: ServerStreamWriter(stream: handle, encoder: encoder)),
             wireCounts: outbound
         )
-        let context = ServerTransportContext(peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
-                                             codec: codec, requiresNoSideEffects: requiresNoSideEffects)
+        let context = ServerTransportContext(
+            peer: peer, deadline: timeout.map { now + $0 }, cancellation: cancellation,
+            codec: codec, requiresNoSideEffects: requiresNoSideEffects)
         return AcceptedCall(rpc: rpc, context: context, inbound: inbound)
     }
 }

@@ -105,16 +105,28 @@ public final class OTLPSpanExporter: Sendable {
     func export(_ spans: [OTLPSpan], with client: Opentelemetry_Proto_Collector_Trace_V1_TraceService.Client<HTTP2ClientTransport>) async {
         guard !spans.isEmpty else { return }
         let request = Opentelemetry_Proto_Collector_Trace_V1_ExportTraceServiceRequest.with {
-            $0.resourceSpans = [.with {
-                $0.resource = .with { $0.attributes = [Self.attribute("service.name", serviceName)] }
-                $0.scopeSpans = [.with {
-                    $0.scope = .with { $0.name = "pitlane"; $0.version = "1" }
-                    $0.spans = spans
-                }]
-            }]
+            $0.resourceSpans = [
+                .with {
+                    $0.resource = .with { $0.attributes = [Self.attribute("service.name", serviceName)] }
+                    $0.scopeSpans = [
+                        .with {
+                            $0.scope = .with {
+                                $0.name = "pitlane"
+                                $0.version = "1"
+                            }
+                            $0.spans = spans
+                        }
+                    ]
+                }
+            ]
         }
         do {
-            let response = try await client.export(request, options: .defaults.with { $0.timeout = .seconds(5); $0.waitForReady = true })
+            let response = try await client.export(
+                request,
+                options: .defaults.with {
+                    $0.timeout = .seconds(5)
+                    $0.waitForReady = true
+                })
             let rejected = Int(response.partialSuccess.rejectedSpans)
             exported.add(spans.count - rejected, ordering: .relaxed)
             dropped.add(rejected, ordering: .relaxed)
@@ -161,9 +173,11 @@ extension OTLPSpanExporter {
     /// Sends spans to the collector at `endpoint` (`host:port`, plaintext OTLP/gRPC) while
     /// `body` runs, every `interval` or whenever a batch is full; what is still queued when
     /// `body` returns is sent before this returns. `body` runs on the caller's actor.
-    public func exporting<T: Sendable>(to endpoint: String, interval: Duration = .seconds(1),
-                                       isolation: isolated (any Actor)? = #isolation,
-                                       body: () async throws -> T) async throws -> T {
+    public func exporting<T: Sendable>(
+        to endpoint: String, interval: Duration = .seconds(1),
+        isolation: isolated (any Actor)? = #isolation,
+        body: () async throws -> T
+    ) async throws -> T {
         let parts = endpoint.split(separator: ":")
         guard parts.count == 2, let port = Int(parts[1]) else {
             throw RPCError(code: .invalidArgument, message: "an OTLP endpoint is host:port, not \(endpoint)")

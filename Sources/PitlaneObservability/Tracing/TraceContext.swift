@@ -55,8 +55,9 @@ public struct TraceContext: Sendable, Hashable {
     /// - Precondition: `traceID` is 16 bytes and `spanID` 8.
     public init(traceID: [UInt8], spanID: [UInt8], flags: UInt8, traceState: String = "") {
         precondition(traceID.count == 16 && spanID.count == 8, "a trace id is 16 bytes and a span id 8")
-        self.init(traceIDHigh: Self.integer(traceID[0..<8]), traceIDLow: Self.integer(traceID[8..<16]),
-                  spanIDBits: Self.integer(spanID[...]), flags: flags, traceState: traceState)
+        self.init(
+            traceIDHigh: Self.integer(traceID[0..<8]), traceIDLow: Self.integer(traceID[8..<16]),
+            spanIDBits: Self.integer(spanID[...]), flags: flags, traceState: traceState)
     }
 
     init(traceIDHigh: UInt64, traceIDLow: UInt64, spanIDBits: UInt64, flags: UInt8, traceState: String) {
@@ -71,13 +72,21 @@ public struct TraceContext: Sendable, Hashable {
     public var traceparent: String {
         String(unsafeUninitializedCapacity: 55) { text in
             var at = 0
-            func put(_ byte: UInt8) { text[at] = byte; at += 1 }
+            func put(_ byte: UInt8) {
+                text[at] = byte
+                at += 1
+            }
             func put(_ value: UInt64, digits: Int) {
                 for shift in stride(from: (digits - 1) * 4, through: 0, by: -4) { put(Self.digit(value >> UInt64(shift))) }
             }
-            put(UInt8(ascii: "0")); put(UInt8(ascii: "0")); put(UInt8(ascii: "-"))
-            put(traceIDHigh, digits: 16); put(traceIDLow, digits: 16); put(UInt8(ascii: "-"))
-            put(spanIDBits, digits: 16); put(UInt8(ascii: "-"))
+            put(UInt8(ascii: "0"))
+            put(UInt8(ascii: "0"))
+            put(UInt8(ascii: "-"))
+            put(traceIDHigh, digits: 16)
+            put(traceIDLow, digits: 16)
+            put(UInt8(ascii: "-"))
+            put(spanIDBits, digits: 16)
+            put(UInt8(ascii: "-"))
             put(UInt64(flags), digits: 2)
             return at
         }
@@ -107,11 +116,11 @@ public struct TraceContext: Sendable, Hashable {
     private static func parse(_ text: UnsafeBufferPointer<UInt8>) -> TraceContext? {
         // vv-<32>-<16>-ff: 55 bytes, dashes at 2, 35 and 52.
         guard text.count >= 55, text[2] == UInt8(ascii: "-"), text[35] == UInt8(ascii: "-"), text[52] == UInt8(ascii: "-"),
-              let version = hex(text, from: 0, count: 2), version != 0xff,
-              version != 0 ? text.count == 55 || text[55] == UInt8(ascii: "-") : text.count == 55,
-              let high = hex(text, from: 3, count: 16), let low = hex(text, from: 19, count: 16), high | low != 0,
-              let span = hex(text, from: 36, count: 16), span != 0,
-              let flags = hex(text, from: 53, count: 2)
+            let version = hex(text, from: 0, count: 2), version != 0xff,
+            version != 0 ? text.count == 55 || text[55] == UInt8(ascii: "-") : text.count == 55,
+            let high = hex(text, from: 3, count: 16), let low = hex(text, from: 19, count: 16), high | low != 0,
+            let span = hex(text, from: 36, count: 16), span != 0,
+            let flags = hex(text, from: 53, count: 2)
         else { return nil }
         return TraceContext(traceIDHigh: high, traceIDLow: low, spanIDBits: span, flags: UInt8(flags), traceState: "")
     }

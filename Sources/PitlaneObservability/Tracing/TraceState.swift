@@ -23,8 +23,8 @@ enum TraceState {
                 let member = trimmed(rawMember)
                 if member.isEmpty { continue }
                 guard members.count < maxMembers, let equals = member.firstIndex(of: "="),
-                      isKey(member[..<equals]), isValue(member[member.index(after: equals)...]),
-                      keys.insert(member[..<equals]).inserted
+                    isKey(member[..<equals]), isValue(member[member.index(after: equals)...]),
+                    keys.insert(member[..<equals]).inserted
                 else { return nil }
                 members.append(member)
             }
@@ -46,7 +46,8 @@ enum TraceState {
     private static func isKeyCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "/"): true
+            UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "*"), UInt8(ascii: "/"):
+            true
         default: false
         }
     }

@@ -41,14 +41,16 @@ public struct TracingServerInterceptor: ServerInterceptor {
         }
         let spanContext = parent?.child() ?? .newTrace()
         let events = messageEvents ? MessageEvents() : nil
-        let span = SpanInProgress(kind: .server, context: spanContext, parent: parent,
-                                  method: context.descriptor, peer: context.peer, events: events)
+        let span = SpanInProgress(
+            kind: .server, context: spanContext, parent: parent,
+            method: context.descriptor, peer: context.peer, events: events)
         // With events on, each request message is recorded as the handler reads it.
-        let observed = events.map { events in
-            StreamingServerRequest(
-                metadata: request.metadata,
-                messages: RPCAsyncSequence(wrapping: RecordingSequence(base: request.messages) { events.received($0) }))
-        } ?? request
+        let observed =
+            events.map { events in
+                StreamingServerRequest(
+                    metadata: request.metadata,
+                    messages: RPCAsyncSequence(wrapping: RecordingSequence(base: request.messages) { events.received($0) }))
+            } ?? request
         let exporter = self.exporter
         let response = try await TraceContext.currentSpan.withValue(spanContext) {
             try await observing(observed, context, next: next) { status in exporter.record(span.finished(status)) }
@@ -56,9 +58,10 @@ public struct TracingServerInterceptor: ServerInterceptor {
         guard case .success(let contents) = response.accepted else { return response }
         // The handler's messages are written after this returns: in the span's context too.
         return StreamingServerResponse(metadata: contents.metadata) { output in
-            let writer = events.map { events in
-                RPCWriter(wrapping: RecordingWriter(base: output) { events.sent($0) })
-            } ?? output
+            let writer =
+                events.map { events in
+                    RPCWriter(wrapping: RecordingWriter(base: output) { events.sent($0) })
+                } ?? output
             return try await TraceContext.currentSpan.withValue(spanContext) { try await contents.producer(writer) }
         }
     }
@@ -86,8 +89,9 @@ public struct TracingClientInterceptor: ClientInterceptor {
     ) async throws -> StreamingClientResponse<Output> {
         let parent = TraceContext.current
         let events = messageEvents ? MessageEvents() : nil
-        let span = SpanInProgress(kind: .client, context: parent?.child() ?? .newTrace(), parent: parent,
-                                  method: context.descriptor, peer: nil, events: events)
+        let span = SpanInProgress(
+            kind: .client, context: parent?.child() ?? .newTrace(), parent: parent,
+            method: context.descriptor, peer: nil, events: events)
         var request = request
         request.metadata.replaceOrAddString(span.context.traceparent, forKey: "traceparent")
         if !span.context.traceState.isEmpty {

@@ -12,9 +12,10 @@ extension EventLoop {
     /// - Throws: what `body` throws, or ``EventLoopError/shutDown`` if the loop has shut down.
     public func submit<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let queued = inbox.enqueue(.closure {
-                continuation.resume(with: Result { try body() })
-            })
+            let queued = inbox.enqueue(
+                .closure {
+                    continuation.resume(with: Result { try body() })
+                })
             if !queued {
                 continuation.resume(throwing: EventLoopError.shutDown)
             }

@@ -14,9 +14,10 @@ extension SocketAddress {
         try await withCheckedThrowingContinuation { continuation in
             do {
                 try PosixThread.spawnDetached(name: "pitlane-dns") {
-                    continuation.resume(with: Result { () throws(SocketAddressError) in
-                        try resolveBlocking(host: host, port: port)
-                    })
+                    continuation.resume(
+                        with: Result { () throws(SocketAddressError) in
+                            try resolveBlocking(host: host, port: port)
+                        })
                 }
             } catch {
                 continuation.resume(throwing: error)

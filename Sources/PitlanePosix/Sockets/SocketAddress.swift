@@ -32,7 +32,8 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The longest Unix socket path, in bytes: `sun_path` holds 108 bytes with the
     /// terminating NUL.
-    public static let maximumUnixPathLength = MemoryLayout<sockaddr_un>.size
+    public static let maximumUnixPathLength =
+        MemoryLayout<sockaddr_un>.size
         - MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! - 1
 
     /// An IPv4 address from dotted-decimal text such as `"127.0.0.1"` (no host names: see

@@ -20,7 +20,9 @@ func addMode(_ context: OpaquePointer, _ mode: UInt32) {
 
 /// `SSL_set_tlsext_host_name`: the SNI name a client sends.
 func setServerNameIndication(_ ssl: OpaquePointer, _ name: String) -> Bool {
-    name.withCString { SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: $0)) == 1 }
+    name.withCString {
+        SSL_ctrl(ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: $0)) == 1
+    }
 }
 
 /// The reasons OpenSSL queued on this thread, oldest first, joined by "; " (e.g.
@@ -31,10 +33,11 @@ func takeOpenSSLErrors(fallback: String = "unknown OpenSSL error") -> String {
         if let reason = ERR_reason_error_string(code) {
             reasons.append(String(cString: reason))
         } else {
-            reasons.append(withUnsafeTemporaryAllocation(of: CChar.self, capacity: 256) { buffer in
-                ERR_error_string_n(code, buffer.baseAddress, buffer.count)
-                return String(cString: buffer.baseAddress!)
-            })
+            reasons.append(
+                withUnsafeTemporaryAllocation(of: CChar.self, capacity: 256) { buffer in
+                    ERR_error_string_n(code, buffer.baseAddress, buffer.count)
+                    return String(cString: buffer.baseAddress!)
+                })
         }
     }
     return reasons.isEmpty ? fallback : reasons.joined(separator: "; ")

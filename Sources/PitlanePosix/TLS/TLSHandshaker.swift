@@ -18,9 +18,11 @@ package final class TLSHandshaker: FileDescriptorHandler {
     private var isDone = false
     private var wantsWritable = false
 
-    package init(socket: Socket, loop: EventLoop, engine: TLSEngine, peer: String, timeout: Duration,
-         onFailure: ((String, TLSError) -> Void)?, decided: @escaping (TLSHandshaker, TLSEngine) -> Void,
-         onClose: @escaping (TLSHandshaker) -> Void) {
+    package init(
+        socket: Socket, loop: EventLoop, engine: TLSEngine, peer: String, timeout: Duration,
+        onFailure: ((String, TLSError) -> Void)?, decided: @escaping (TLSHandshaker, TLSEngine) -> Void,
+        onClose: @escaping (TLSHandshaker) -> Void
+    ) {
         self.socket = socket
         self.loop = loop
         self.engine = engine

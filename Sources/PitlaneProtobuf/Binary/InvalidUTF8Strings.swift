@@ -123,7 +123,8 @@ extension UnknownFields {
         note(string, from: bytes, fieldNumber: fieldNumber, place: .mapValue(key: InvalidUTF8Strings.wireBytes(K.self, key)))
     }
 
-    private mutating func note(_ string: String, from bytes: UnsafeBufferPointer<UInt8>, fieldNumber: Int, place: InvalidUTF8Strings.Place) {
+    private mutating func note(_ string: String, from bytes: UnsafeBufferPointer<UInt8>, fieldNumber: Int, place: InvalidUTF8Strings.Place)
+    {
         if !UTF8Check.decodedUnchanged(string, from: bytes) {
             invalidUTF8.record(Array(bytes), repaired: string, fieldNumber: fieldNumber, place: place)
         } else if !invalidUTF8.isEmpty {
@@ -136,7 +137,9 @@ extension ProtoReader {
     /// Reads element `index` of unverified string field `fieldNumber`; invalid UTF-8 reads as
     /// its repaired form and its bytes are recorded in `unknownFields.invalidUTF8`.
     @inlinable
-    public mutating func readUnverifiedString(fieldNumber: Int, index: Int = 0, recordingIn unknownFields: inout UnknownFields) throws -> String {
+    public mutating func readUnverifiedString(
+        fieldNumber: Int, index: Int = 0, recordingIn unknownFields: inout UnknownFields
+    ) throws -> String {
         let bytes = try readLengthDelimited().assumingMemoryBound(to: UInt8.self)
         let string = String(decoding: bytes, as: UTF8.self)
         if !UTF8Check.isASCII(bytes) || !unknownFields.invalidUTF8.isEmpty {
@@ -276,7 +279,8 @@ extension ProtoSize {
         }
         var total = map.count * tagSize
         for (entryKey, entryValue) in map {
-            let valueCount = recorded.invalidUTF8.bytes(ofMapValue: entryValue, key: entryKey, K.self, fieldNumber: fieldNumber)?.count
+            let valueCount =
+                recorded.invalidUTF8.bytes(ofMapValue: entryValue, key: entryKey, K.self, fieldNumber: fieldNumber)?.count
                 ?? entryValue.utf8.count
             total += lengthDelimited(2 + K.size(of: entryKey) + lengthDelimited(valueCount))
         }

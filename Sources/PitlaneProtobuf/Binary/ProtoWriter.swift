@@ -84,10 +84,11 @@ public struct ProtoWriter {
     /// Writes a string's UTF-8 bytes and their length prefix.
     @inlinable @inline(__always)
     public mutating func writeString(_ value: String) {
-        let count = value.utf8.withContiguousStorageIfAvailable { bytes in
-            writeRawBytes(UnsafeRawBufferPointer(bytes))
-            return bytes.count
-        } ?? writeNonContiguousUTF8(value)
+        let count =
+            value.utf8.withContiguousStorageIfAvailable { bytes in
+                writeRawBytes(UnsafeRawBufferPointer(bytes))
+                return bytes.count
+            } ?? writeNonContiguousUTF8(value)
         writeVarint(UInt64(count))
     }
 
@@ -124,7 +125,6 @@ public struct ProtoWriter {
         C.write(value, to: &self)
         writeTag(tag)
     }
-
 
     /// Writes each element as its own field (`EXPANDED` encoding, and strings, bytes, messages).
     @inlinable

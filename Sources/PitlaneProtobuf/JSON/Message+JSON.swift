@@ -87,7 +87,9 @@ extension Message {
         while let name = try reader.nextKey() {
             let known: Bool
             do {
-                if name.hasPrefix("["), let ext = reader.options.extensions.extension(of: Self.protoMessageName, named: String(name.dropFirst().dropLast())) {
+                if name.hasPrefix("["),
+                    let ext = reader.options.extensions.extension(of: Self.protoMessageName, named: String(name.dropFirst().dropLast()))
+                {
                     try ext.readJSON(from: &reader, into: &unknownFields)
                     known = true
                 } else {

@@ -4,7 +4,8 @@
 extension TextFormatWriter {
     /// Writes element `index` of an unverified string field as the bytes it holds.
     public mutating func writeUnverifiedString(_ name: String, _ value: String, fieldNumber: Int, index: Int = 0, recorded: UnknownFields) {
-        guard !recorded.invalidUTF8.isEmpty, let bytes = recorded.invalidUTF8.bytes(of: value, fieldNumber: fieldNumber, index: index) else {
+        guard !recorded.invalidUTF8.isEmpty, let bytes = recorded.invalidUTF8.bytes(of: value, fieldNumber: fieldNumber, index: index)
+        else {
             return writeField(name, ProtoUnverifiedString.self, value)
         }
         beginLine()
@@ -25,20 +26,26 @@ extension TextFormatWriter {
 extension TextFormatReader {
     /// Reads `: "…"` into element `index` of an unverified string field; invalid UTF-8 reads as
     /// its repaired form and its bytes are recorded in `unknownFields`.
-    public mutating func readUnverifiedString(fieldNumber: Int, index: Int = 0, recordingIn unknownFields: inout UnknownFields) throws -> String {
+    public mutating func readUnverifiedString(
+        fieldNumber: Int, index: Int = 0, recordingIn unknownFields: inout UnknownFields
+    ) throws -> String {
         try separator(optional: false)
         return try readUnverifiedStringValue(fieldNumber: fieldNumber, index: index, recordingIn: &unknownFields)
     }
 
     /// Reads one element or a list of them into a repeated unverified string field.
-    public mutating func readRepeatedUnverifiedStrings(into values: inout [String], fieldNumber: Int, recordingIn unknownFields: inout UnknownFields) throws {
+    public mutating func readRepeatedUnverifiedStrings(
+        into values: inout [String], fieldNumber: Int, recordingIn unknownFields: inout UnknownFields
+    ) throws {
         try separator(optional: false)
         try readOneOrList { reader in
             values.append(try reader.readUnverifiedStringValue(fieldNumber: fieldNumber, index: values.count, recordingIn: &unknownFields))
         }
     }
 
-    private mutating func readUnverifiedStringValue(fieldNumber: Int, index: Int, recordingIn unknownFields: inout UnknownFields) throws -> String {
+    private mutating func readUnverifiedStringValue(
+        fieldNumber: Int, index: Int, recordingIn unknownFields: inout UnknownFields
+    ) throws -> String {
         let bytes = try readBytes()
         return bytes.withUnsafeBufferPointer { bytes in
             let string = String(decoding: bytes, as: UTF8.self)

@@ -195,7 +195,8 @@ public struct TextFormatReader {
         let value: T?
         if let magnitude {
             if negative {
-                value = T.isSigned && magnitude <= UInt64(T.max) + 1
+                value =
+                    T.isSigned && magnitude <= UInt64(T.max) + 1
                     ? T(truncatingIfNeeded: Int64(bitPattern: 0 &- magnitude)) : nil
             } else {
                 value = magnitude <= UInt64(T.max) ? T(magnitude) : nil
@@ -230,10 +231,15 @@ public struct TextFormatReader {
         }
         guard var text = scanner.number() else { throw error("expected a number", at: start) }
         guard !Self.hasLeadingZero(text) else {
-            throw error("\(text) is not a valid \(T.self): a leading 0 makes an octal integer, and floating-point fields take decimal only", at: start)
+            throw error(
+                "\(text) is not a valid \(T.self): a leading 0 makes an octal integer, and floating-point fields take decimal only",
+                at: start)
         }
         if text.count > 1, text.last == "f" || text.last == "F" { text.removeLast() }
-        let isDecimal = text.utf8.allSatisfy { TextFormatScanner.isDigit($0) || [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains($0) }
+        let isDecimal = text.utf8.allSatisfy {
+            TextFormatScanner.isDigit($0)
+                || [UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"), UInt8(ascii: "+"), UInt8(ascii: "-")].contains($0)
+        }
         guard isDecimal, let value = T(text) else { throw error("\(text) is not a number", at: start) }
         return sign * value
     }

@@ -60,7 +60,8 @@ struct TextFormatScanner {
             if Self.isIdentifierStart(byte) || Self.isDigit(byte) || byte == UInt8(ascii: ".") {
                 index += 1
             } else if !isHex, byte == UInt8(ascii: "-") || byte == UInt8(ascii: "+"),
-                      bytes[index - 1] | 0x20 == UInt8(ascii: "e") {
+                bytes[index - 1] | 0x20 == UInt8(ascii: "e")
+            {
                 index += 1
             } else {
                 break

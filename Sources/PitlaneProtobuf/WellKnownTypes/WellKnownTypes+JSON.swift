@@ -38,23 +38,25 @@ extension Google_Protobuf_Timestamp: JSONSpecialForm {
     static func parse(_ text: [UInt8]) -> (Int64, Int32)? {
         var scanner = DigitScanner(text)
         guard let year = scanner.number(4), scanner.skip("-"), let month = scanner.number(2), scanner.skip("-"),
-              let day = scanner.number(2), scanner.skip("T"),
-              let hour = scanner.number(2), scanner.skip(":"), let minute = scanner.number(2), scanner.skip(":"),
-              let second = scanner.number(2),
-              (1...12).contains(month), (1...CivilDate.daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 60
+            let day = scanner.number(2), scanner.skip("T"),
+            let hour = scanner.number(2), scanner.skip(":"), let minute = scanner.number(2), scanner.skip(":"),
+            let second = scanner.number(2),
+            (1...12).contains(month), (1...CivilDate.daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 60
         else { return nil }
         guard let nanos = scanner.fraction() else { return nil }
         var offset: Int64 = 0
         if scanner.skip("Z") {
         } else if let sign = scanner.sign(), let offsetHours = scanner.number(2), scanner.skip(":"),
-                  let offsetMinutes = scanner.number(2), offsetHours < 24, offsetMinutes < 60 {
+            let offsetMinutes = scanner.number(2), offsetHours < 24, offsetMinutes < 60
+        {
             offset = sign * (offsetHours * 3600 + offsetMinutes * 60)
         } else {
             return nil
         }
         guard scanner.isAtEnd else { return nil }
-        let seconds = CivilDate.days(year: year, month: month, day: day) * 86_400
+        let seconds =
+            CivilDate.days(year: year, month: month, day: day) * 86_400
             + hour * 3600 + minute * 60 + second - offset
         guard (minimumSeconds...maximumSeconds).contains(seconds) else { return nil }
         return (seconds, nanos)
@@ -67,7 +69,8 @@ extension Google_Protobuf_Duration: JSONSpecialForm {
 
     public func encodeJSON(to writer: inout JSONWriter) throws {
         guard abs(seconds) <= Self.maximumSeconds, abs(nanos) < 1_000_000_000,
-              seconds == 0 || nanos == 0 || (seconds < 0) == (nanos < 0) else {
+            seconds == 0 || nanos == 0 || (seconds < 0) == (nanos < 0)
+        else {
             throw ProtobufJSONError(reason: "Duration \(seconds)s \(nanos)ns is out of range or mixes signs", offset: 0)
         }
         let sign = seconds < 0 || nanos < 0 ? "-" : ""
@@ -79,7 +82,8 @@ extension Google_Protobuf_Duration: JSONSpecialForm {
         var scanner = DigitScanner(Array(try reader.readString().utf8))
         let negative = scanner.skip("-")
         guard let whole = scanner.digits(), let nanos = scanner.fraction(), scanner.skip("s"), scanner.isAtEnd,
-              whole <= Self.maximumSeconds else {
+            whole <= Self.maximumSeconds
+        else {
             reader.index = start
             throw reader.error("Duration must be seconds with an s, like \"1.5s\", within ±315576000000s")
         }
@@ -105,9 +109,12 @@ extension Google_Protobuf_FieldMask: JSONSpecialForm {
         let text = try reader.readString()
         // The JSON form is lowerCamelCase: an underscore cannot come from any path.
         guard !text.contains("_") else { throw reader.error("FieldMask \"\(text)\": JSON paths are lowerCamelCase, without \"_\"") }
-        paths = text.isEmpty ? [] : text.split(separator: ",", omittingEmptySubsequences: false).map {
-            SnakeCase.fromCamel(String($0))
-        }
+        paths =
+            text.isEmpty
+            ? []
+            : text.split(separator: ",", omittingEmptySubsequences: false).map {
+                SnakeCase.fromCamel(String($0))
+            }
     }
 }
 

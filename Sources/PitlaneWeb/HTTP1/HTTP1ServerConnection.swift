@@ -214,8 +214,10 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
         if let length = head.header("content-length").flatMap(Int.init), length > limits.maxBodyBytes {
             return reject(413, "the request body of \(length) bytes exceeds \(limits.maxBodyBytes)")
         }
-        switch WebSocketHandshake.evaluate(head, isHTTP11: received.version.minor >= 1, endpoint: webSockets == nil ? nil : web.webSocket,
-                                           cors: web.cors) {
+        switch WebSocketHandshake.evaluate(
+            head, isHTTP11: received.version.minor >= 1, endpoint: webSockets == nil ? nil : web.webSocket,
+            cors: web.cors)
+        {
         case .notAnUpgrade:
             break
         case .refuse(let status, let headers, let reason):
@@ -295,7 +297,9 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
             }
         }
         let body = Array((reason + "\n").utf8)
-        output.appendHead(HTTPResponseHead(status: status, headers: [("content-type", "text/plain")] + headers), framing: .length(body.count), closing: true)
+        output.appendHead(
+            HTTPResponseHead(status: status, headers: [("content-type", "text/plain")] + headers), framing: .length(body.count),
+            closing: true)
         output.appendBody(BodyBytes(body), chunked: false, outbound: nil)
         phase = .closingAfterWrite
         flush()

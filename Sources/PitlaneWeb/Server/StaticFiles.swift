@@ -15,7 +15,9 @@ public struct StaticFiles: Sendable {
 
         /// The answer to a GET or HEAD: the file, or 304 when the client's copy is current.
         func response(to head: HTTPRequestHead) -> (HTTPResponseHead, body: [UInt8]) {
-            if let known = head.header("if-none-match"), known.split(separator: ",").contains(where: { $0.trimmingCharacters(in: " ") == etag }) {
+            if let known = head.header("if-none-match"),
+                known.split(separator: ",").contains(where: { $0.trimmingCharacters(in: " ") == etag })
+            {
                 return (HTTPResponseHead(status: 304, headers: [("etag", etag), ("cache-control", "no-cache")]), [])
             }
             return (responseHead, head.method == "HEAD" ? [] : bytes)
@@ -29,15 +31,18 @@ public struct StaticFiles: Sendable {
     public init(_ files: [String: [UInt8]]) {
         for (path, bytes) in files {
             let name = path.hasPrefix("/") ? path : "/" + path
-            let etag = "\"" + String(bytes.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }, radix: 16) + "\""
-            let head = HTTPResponseHead(status: 200, headers: [
-                ("content-type", Self.contentType(of: name)),
-                // Revalidated on each load (cheaply, by ETag): a deployment changes the app
-                // under a running browser.
-                ("cache-control", "no-cache"),
-                ("etag", etag),
-                ("x-content-type-options", "nosniff"),
-            ])
+            let etag =
+                "\"" + String(bytes.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }, radix: 16) + "\""
+            let head = HTTPResponseHead(
+                status: 200,
+                headers: [
+                    ("content-type", Self.contentType(of: name)),
+                    // Revalidated on each load (cheaply, by ETag): a deployment changes the app
+                    // under a running browser.
+                    ("cache-control", "no-cache"),
+                    ("etag", etag),
+                    ("x-content-type-options", "nosniff"),
+                ])
             self.files[name] = File(bytes: bytes, responseHead: head, etag: etag)
         }
     }

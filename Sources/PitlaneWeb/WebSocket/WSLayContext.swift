@@ -92,8 +92,9 @@ final class WSLayContext {
 
     /// Queues a message (copied); false once a close frame is queued or sent.
     func queue(opcode: UInt8, _ payload: UnsafeRawBufferPointer) -> Bool {
-        var message = wslay_event_msg(opcode: opcode, msg: payload.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                                      msg_length: payload.count)
+        var message = wslay_event_msg(
+            opcode: opcode, msg: payload.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            msg_length: payload.count)
         return wslay_event_queue_msg(context, &message) == 0
     }
 

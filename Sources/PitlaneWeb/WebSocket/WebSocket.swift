@@ -20,8 +20,10 @@ public final class WebSocket: Sendable {
     private let outbound: StreamOutbound
     private let connection: LoopBound<WebSocketConnection>
 
-    init(path: String, peer: String, requestHeaders: [(name: String, value: String)], connection: LoopBound<WebSocketConnection>,
-         messages: BufferedStream<WebSocketMessage>, outbound: StreamOutbound) {
+    init(
+        path: String, peer: String, requestHeaders: [(name: String, value: String)], connection: LoopBound<WebSocketConnection>,
+        messages: BufferedStream<WebSocketMessage>, outbound: StreamOutbound
+    ) {
         self.path = path
         self.peer = peer
         self.requestHeaders = requestHeaders

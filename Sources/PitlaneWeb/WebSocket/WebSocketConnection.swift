@@ -52,8 +52,10 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
     /// The handler's view of this connection.
     private(set) var webSocket: WebSocket!
 
-    init(socket: Socket, loop: EventLoop, tls: TLSEngine?, peer: String, head: HTTPRequestHead, limits: WebSocketLimits,
-         handshakeResponse: [UInt8], receivedAlready: [UInt8], onClose: @escaping (any ServerConnection) -> Void) {
+    init(
+        socket: Socket, loop: EventLoop, tls: TLSEngine?, peer: String, head: HTTPRequestHead, limits: WebSocketLimits,
+        handshakeResponse: [UInt8], receivedAlready: [UInt8], onClose: @escaping (any ServerConnection) -> Void
+    ) {
         self.socket = socket
         self.loop = loop
         self.peer = peer
@@ -70,8 +72,9 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         outbound = StreamOutbound(highWatermark: limits.outboundHighWatermark)
         owner.value.connection = self
         wslay.delegate = self
-        webSocket = WebSocket(path: head.path, peer: peer, requestHeaders: head.headers, connection: LoopBound(self, loop: loop),
-                              messages: inbound, outbound: outbound)
+        webSocket = WebSocket(
+            path: head.path, peer: peer, requestHeaders: head.headers, connection: LoopBound(self, loop: loop),
+            messages: inbound, outbound: outbound)
     }
 
     /// Lets the inbound stream's consumer reach the connection without keeping it alive.

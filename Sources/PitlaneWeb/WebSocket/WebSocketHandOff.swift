@@ -31,8 +31,10 @@ struct WebSocketHandOff {
     /// Runs a WebSocket connection's handler; apart so that its frame is not part of every
     /// server task's.
     @inline(never)
-    private static func serve(_ webSocket: WebSocket, _ connection: LoopBound<WebSocketConnection>,
-                              _ handler: WebSocketEndpoint.Handler) async {
+    private static func serve(
+        _ webSocket: WebSocket, _ connection: LoopBound<WebSocketConnection>,
+        _ handler: WebSocketEndpoint.Handler
+    ) async {
         let finished = (try? await handler(webSocket)) != nil
         connection.execute { $0.handlerEnded(failed: !finished) }
     }

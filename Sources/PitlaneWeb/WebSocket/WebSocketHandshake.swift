@@ -40,7 +40,8 @@ enum WebSocketHandshake {
         guard let handler = endpoint.route(head.path) else {
             return .refuse(status: 404, headers: [], reason: "no WebSocket at \(head.path)")
         }
-        let response = "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
+        let response =
+            "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n"
             + "sec-websocket-accept: \(acceptValue(for: key))\r\n\r\n"
         return .accept(response: Array(response.utf8), handler: handler)
     }

@@ -25,7 +25,8 @@ enum WebCalls {
             return .respond(HTTPResponseHead(status: 405, headers: [("allow", "GET, POST")]), body: [])
         }
         guard let (wire, bodyCodec) = WireProtocol.identify(method: head.method, contentType: head.header("content-type")),
-              web.protocols.contains(wire.served) else {
+            web.protocols.contains(wire.served)
+        else {
             return .respond(HTTPResponseHead(status: 415, headers: [("accept-post", Self.acceptedContentTypes)]), body: [])
         }
         if wire == .grpc {
@@ -42,8 +43,10 @@ enum WebCalls {
         let isGet = wire == .connectUnary(get: true)
         if isGet {
             guard let encoding = query.first(where: { $0.name == "encoding" }).map({ String(decoding: $0.value, as: UTF8.self) }),
-                  let named = MessageCodec(rawValue: encoding) else {
-                return .respond(HTTPResponseHead(status: 415, headers: []), body: Array("a GET needs encoding=proto or encoding=json\n".utf8))
+                let named = MessageCodec(rawValue: encoding)
+            else {
+                return .respond(
+                    HTTPResponseHead(status: 415, headers: []), body: Array("a GET needs encoding=proto or encoding=json\n".utf8))
             }
             codec = named
         }
@@ -54,11 +57,13 @@ enum WebCalls {
         case .connectUnary: (layout, framing) = (.wholeBody, .wholeBody)
         case .grpc, .grpcWeb, .connectStreaming: (layout, framing) = (.envelopes(acceptedFlags: 0x01), .envelopes)
         }
-        let served = WebServerWire(wire: wire, codec: codec, requestContentType: head.header("content-type"), cors: web.cors,
-                                   origin: head.header("origin"))
-        var call = ServerCall(wire: served, codec: codec, descriptor: descriptor, layout: layout, framing: framing,
-                              encodingHeader: wire.compressionHeaders.encoding, maxMessageBytes: limits.maxMessageBytes,
-                              requiresNoSideEffects: isGet)
+        let served = WebServerWire(
+            wire: wire, codec: codec, requestContentType: head.header("content-type"), cors: web.cors,
+            origin: head.header("origin"))
+        var call = ServerCall(
+            wire: served, codec: codec, descriptor: descriptor, layout: layout, framing: framing,
+            encodingHeader: wire.compressionHeaders.encoding, maxMessageBytes: limits.maxMessageBytes,
+            requiresNoSideEffects: isGet)
         if let failure = call.readWebHead(head, wire: wire, query: query, limits: limits) { return .reject(call, failure) }
         return .serve(call)
     }
@@ -74,14 +79,17 @@ enum WebCalls {
         return nil
     }
 
-    static let acceptedContentTypes = "application/grpc, application/grpc-web, application/grpc-web-text, application/proto, application/json, application/connect+proto, application/connect+json"
+    static let acceptedContentTypes =
+        "application/grpc, application/grpc-web, application/grpc-web-text, application/proto, application/json, application/connect+proto, application/connect+json"
 }
 
 extension ServerCall {
     /// Deadline, compression and metadata from a web call's head; a status when the head is
     /// unusable.
-    fileprivate mutating func readWebHead(_ head: HTTPRequestHead, wire: WireProtocol, query: [(name: String, value: [UInt8])],
-                                          limits: ServerCallLimits) -> Status? {
+    fileprivate mutating func readWebHead(
+        _ head: HTTPRequestHead, wire: WireProtocol, query: [(name: String, value: [UInt8])],
+        limits: ServerCallLimits
+    ) -> Status? {
         switch wire {
         case .grpc, .grpcWeb:
             return readGRPCHead(head, responseCompression: limits.responseCompression)
@@ -99,11 +107,14 @@ extension ServerCall {
         let isGet = requiresNoSideEffects
         let headers = wire.compressionHeaders
         // A GET has no body to label: its compression is a query parameter.
-        let encoding = isGet
+        let encoding =
+            isGet
             ? query.first { $0.name == "compression" }.map { String(decoding: $0.value, as: UTF8.self) }
             : head.header(headers.encoding)
-        if let failure = negotiateCompression(request: encoding, encodingHeader: headers.encoding, accepted: head.header(headers.accept),
-                                              offering: limits.responseCompression) {
+        if let failure = negotiateCompression(
+            request: encoding, encodingHeader: headers.encoding, accepted: head.header(headers.accept),
+            offering: limits.responseCompression)
+        {
             return failure
         }
         takeMetadata(from: head)

@@ -36,16 +36,21 @@ enum WebClientWire: ClientWire {
         var fields: [(name: String, value: String)]
         switch self {
         case .grpcWeb:
-            fields = GRPCClientWire.requestFields(contentType: "application/grpc-web", codec: codec, compression: compression, timeout: timeout)
+            fields = GRPCClientWire.requestFields(
+                contentType: "application/grpc-web", codec: codec, compression: compression, timeout: timeout)
             fields.insert(("x-grpc-web", "1"), at: 3)
             return fields
         case .connectUnary:
-            fields = [("content-type", json ? "application/json" : "application/proto"), ("connect-protocol-version", "1"),
-                      ("accept-encoding", "gzip, deflate")]
+            fields = [
+                ("content-type", json ? "application/json" : "application/proto"), ("connect-protocol-version", "1"),
+                ("accept-encoding", "gzip, deflate"),
+            ]
             if let compression { fields.append(("content-encoding", compression.name)) }
         case .connectStreaming:
-            fields = [("content-type", json ? "application/connect+json" : "application/connect+proto"),
-                      ("connect-protocol-version", "1"), ("connect-accept-encoding", "gzip, deflate")]
+            fields = [
+                ("content-type", json ? "application/connect+json" : "application/connect+proto"),
+                ("connect-protocol-version", "1"), ("connect-accept-encoding", "gzip, deflate"),
+            ]
             if let compression { fields.append(("connect-content-encoding", compression.name)) }
         }
         if let timeout {
@@ -61,7 +66,8 @@ enum WebClientWire: ClientWire {
             GRPCClientWire.receivedHead(&call, expecting: "application/grpc-web", endStream: endStream, emit)
         case .connectStreaming:
             guard call.httpStatus == 200 else {
-                return call.finish(Status(code: ClientCall.code(forHTTP: call.httpStatus), message: "HTTP status \(call.httpStatus)"), [:], emit)
+                return call.finish(
+                    Status(code: ClientCall.code(forHTTP: call.httpStatus), message: "HTTP status \(call.httpStatus)"), [:], emit)
             }
             guard call.readCompression("connect-content-encoding", emit) else { return }
             emit(.metadata(ClientCall.metadata(call.headers)))
@@ -72,8 +78,10 @@ enum WebClientWire: ClientWire {
         }
     }
 
-    func receivedEndFrame(_ frame: (flags: UInt8, bytes: [UInt8]), in call: inout ClientCall,
-                          _ emit: (RPCResponsePart) -> Void) throws -> Bool {
+    func receivedEndFrame(
+        _ frame: (flags: UInt8, bytes: [UInt8]), in call: inout ClientCall,
+        _ emit: (RPCResponsePart) -> Void
+    ) throws -> Bool {
         switch self {
         case .grpcWeb where frame.flags & GRPCWebWire.trailersFlag != 0:
             let fields = GRPCWebWire.parseTrailers(frame.bytes)
@@ -105,7 +113,8 @@ enum WebClientWire: ClientWire {
         }
         let (metadata, trailers) = Self.splitConnectHeaders(call.headers)
         guard call.httpStatus == 200 else {
-            let status = ConnectWire.parseError(bytes)
+            let status =
+                ConnectWire.parseError(bytes)
                 ?? Status(code: ClientCall.code(forHTTP: call.httpStatus), message: "HTTP status \(call.httpStatus)")
             var all = metadata
             all.add(contentsOf: trailers)

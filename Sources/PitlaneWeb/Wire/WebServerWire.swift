@@ -43,12 +43,16 @@ struct WebServerWire: ServerWire {
         case .grpc:
             preconditionFailure("gRPC calls carry GRPCServerWire")
         case .grpcWeb(let text):
-            if case .awaitingHead = progress { perform(.head(head(status: 200, metadata: [:], extra: [], compression: compression), endsStream: false)) }
+            if case .awaitingHead = progress {
+                perform(.head(head(status: 200, metadata: [:], extra: [], compression: compression), endsStream: false))
+            }
             let frame = GRPCWebWire.trailersFrame(GRPCServerWire.statusFields(status) + trailers.headerFields)
             perform(.body(BodyBytes(text ? Array(Base64.encode(frame).utf8) : frame)))
             perform(.end(trailers: []))
         case .connectStreaming:
-            if case .awaitingHead = progress { perform(.head(head(status: 200, metadata: [:], extra: [], compression: compression), endsStream: false)) }
+            if case .awaitingHead = progress {
+                perform(.head(head(status: 200, metadata: [:], extra: [], compression: compression), endsStream: false))
+            }
             let json = ConnectWire.endOfStream(status, trailers: trailers)
             perform(.body(BodyBytes(enveloping: json, flags: 0x02)))
             perform(.end(trailers: []))
@@ -68,8 +72,9 @@ struct WebServerWire: ServerWire {
             } else {
                 let failure = status.code == .ok ? Status(code: .internal, message: "the handler sent no response message") : status
                 let errorBody = ConnectWire.errorBody(failure, trailers: trailers)
-                var errorHead = head(status: ConnectWire.httpStatus(for: failure.code), metadata: metadata, extra: trailerFields,
-                                     compression: compression)
+                var errorHead = head(
+                    status: ConnectWire.httpStatus(for: failure.code), metadata: metadata, extra: trailerFields,
+                    compression: compression)
                 errorHead.headers[0].value = "application/json"  // the content type comes first
                 perform(.head(errorHead, endsStream: false))
                 perform(.body(BodyBytes(errorBody)))
@@ -79,8 +84,10 @@ struct WebServerWire: ServerWire {
     }
 
     /// A response head: content type first, then compression, metadata, `extra`, and CORS.
-    private func head(status: Int, metadata: Metadata, extra: [(name: String, value: String)],
-                      compression: CompressionAlgorithm?) -> HTTPResponseHead {
+    private func head(
+        status: Int, metadata: Metadata, extra: [(name: String, value: String)],
+        compression: CompressionAlgorithm?
+    ) -> HTTPResponseHead {
         var headers: [(name: String, value: String)] = []
         headers.reserveCapacity(3 + metadata.count + extra.count)
         headers.append(("content-type", wire.responseContentType(codec: codec, requested: requestContentType)))

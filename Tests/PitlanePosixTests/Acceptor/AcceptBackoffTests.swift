@@ -1,5 +1,6 @@
-@testable import PitlanePosix
 import Testing
+
+@testable import PitlanePosix
 
 /// The acceptor's back-off on its own: failed accepts pause it for a doubling while, an
 /// accept that works ends the run, and a freed descriptor makes a paused acceptor try again
@@ -16,7 +17,8 @@ struct AcceptBackoffTests {
             pauses.append(pause)
             announced.append(announce)
         }
-        #expect(pauses.map { $0.components.attoseconds / 1_000_000_000_000_000 + $0.components.seconds * 1000 }
+        #expect(
+            pauses.map { $0.components.attoseconds / 1_000_000_000_000_000 + $0.components.seconds * 1000 }
                 == [10, 20, 40, 80, 160, 320, 640, 1000, 1000])
         #expect(announced == [true] + Array(repeating: false, count: 8))
         #expect(backoff.state == .paused(pause: .seconds(1)))

@@ -70,7 +70,10 @@ struct EventLoopRegistrationTests {
         let loop = try EventLoop.start(name: "register")
         defer { loop.shutdownGracefully() }
         let (fd, peer) = try makeSocketPair()
-        defer { close(fd); close(peer) }
+        defer {
+            close(fd)
+            close(peer)
+        }
         let errors = try await loop.submit { () -> [EventLoopError?] in
             let handler = Recording(loop: loop, name: "x", calls: Locked([]))
             try loop.register(fd, handler: handler, readable: false, writable: false)
@@ -124,7 +127,10 @@ struct EventLoopRegistrationTests {
     func shutdown() async throws {
         let loop = try EventLoop.start(name: "shutdown")
         let (fd, peer) = try makeSocketPair()
-        defer { close(fd); close(peer) }
+        defer {
+            close(fd)
+            close(peer)
+        }
         let calls = Locked<[String]>([])
 
         let thread = try await loop.submit { () -> String in

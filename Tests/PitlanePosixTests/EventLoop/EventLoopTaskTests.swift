@@ -1,7 +1,8 @@
 import Glibc
-@testable import PitlanePosix
 import TestSupport
 import Testing
+
+@testable import PitlanePosix
 
 @Suite("EventLoop tasks", .timeLimit(.minutes(1)))
 struct EventLoopTaskTests {

@@ -1,5 +1,6 @@
-@testable import PitlanePosix
 import Testing
+
+@testable import PitlanePosix
 
 @Suite("Idle polling window", .timeLimit(.minutes(1)))
 struct IdlePollingTests {

@@ -1,5 +1,6 @@
-@testable import PitlanePosix
 import Testing
+
+@testable import PitlanePosix
 
 @Suite("TimerHeap", .timeLimit(.minutes(5)))
 struct TimerHeapTests {
@@ -62,7 +63,8 @@ struct TimerHeapTests {
         #expect(!removedFirst)
         let held = heap.hold { log.ran.append(3) }
         heap.removeAll()
-        let removedSecond = heap.remove(second), tookHeld = heap.take(held)
+        let removedSecond = heap.remove(second)
+        let tookHeld = heap.take(held)
         #expect(!removedSecond && tookHeld == nil)
         let third = heap.insert(deadline: 3) { log.ran.append(4) }
         let removedSecondAgain = heap.remove(second)

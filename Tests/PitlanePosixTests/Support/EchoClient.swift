@@ -88,10 +88,11 @@ final class EchoClient: FileDescriptorHandler {
     }
 
     func errorOrHangUp() {
-        finish(Result { () throws -> [UInt8] in
-            try socket.finishConnect()
-            throw UnexpectedHangUp()
-        })
+        finish(
+            Result { () throws -> [UInt8] in
+                try socket.finishConnect()
+                throw UnexpectedHangUp()
+            })
     }
 
     func close() {

@@ -7,8 +7,10 @@ struct Greeter: Greeter_Greeter.SimpleServiceProtocol {
         .with { $0.message = "Hello, \(request.name)!" }
     }
 
-    func chat(request: RPCAsyncSequence<Greeter_HelloRequest, any Error>, response: RPCWriter<Greeter_HelloReply>,
-              context: ServerContext) async throws {
+    func chat(
+        request: RPCAsyncSequence<Greeter_HelloRequest, any Error>, response: RPCWriter<Greeter_HelloReply>,
+        context: ServerContext
+    ) async throws {
         for try await hello in request {
             try await response.write(.with { $0.message = "Hello, \(hello.name)!" })
         }

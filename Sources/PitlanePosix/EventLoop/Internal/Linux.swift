@@ -36,8 +36,9 @@ enum Linux {
     static func epollWait(
         _ epoll: Int32, _ events: borrowing EpollEventBuffer, timeoutMilliseconds: Int32
     ) -> Int32 {
-        epoll_wait(epoll, events.storage.baseAddress?.assumingMemoryBound(to: epoll_event.self),
-                   Int32(events.capacity), timeoutMilliseconds)
+        epoll_wait(
+            epoll, events.storage.baseAddress?.assumingMemoryBound(to: epoll_event.self),
+            Int32(events.capacity), timeoutMilliseconds)
     }
 
     /// A non-blocking, close-on-exec eventfd with counter 0.

@@ -154,7 +154,8 @@ struct TimerHeap {
     }
 
     private func precedes(_ a: Int, _ b: Int) -> Bool {
-        let first = entries[a], second = entries[b]
+        let first = entries[a]
+        let second = entries[b]
         return first.deadline < second.deadline || (first.deadline == second.deadline && first.sequence < second.sequence)
     }
 
