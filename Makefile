@@ -5,6 +5,7 @@
 #   make soak   build release, run mixed traffic for MINUTES (5), fail on growth after warm-up
 #   make screenshots   the web app's pages in headless Chromium, as PNGs in docs/screenshots
 #   make cluster  three orders-server replicas on one PostgreSQL database, behind nginx
+#   make docs   the library modules' documentation as a static site in .build/docs/site
 #   make format / make lint   apply / check the Swift format (.swift-format)
 
 SHELL := /bin/bash
@@ -15,7 +16,7 @@ export PATH := $(VENV)/bin:$(PATH)
 
 MINUTES ?= 5
 
-.PHONY: bootstrap build run test bench soak screenshots cluster format lint clean
+.PHONY: bootstrap build run test bench soak screenshots cluster docs format lint clean
 
 bootstrap:
 	@scripts/bootstrap
@@ -37,13 +38,20 @@ cluster: bootstrap
 	@scripts/cluster
 
 # The Swift tests start the Python peers (Tests/Peers) themselves, one test target per process
-# under a time limit (scripts/test-swift says why); then Examples/Greeter proves a gRPC-only
+# under a time limit (scripts/test-swift says why); then every public declaration is checked
+# for a doc comment; then Examples/Greeter proves a gRPC-only
 # program links no web or database library, and the Containerfile's build command runs here
 # exactly as written.
 test: bootstrap
 	@scripts/test-swift
+	@scripts/docs --check-only
 	@scripts/check-grpc-only
 	@scripts/check-containerfile
+
+# DocC from the compiler's symbol graphs, one site for every library module; fails when a
+# public declaration has no doc comment (scripts/docs, scripts/doc-coverage).
+docs: bootstrap
+	@scripts/docs
 
 bench: bootstrap
 	@scripts/bench

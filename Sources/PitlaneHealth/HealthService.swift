@@ -24,6 +24,7 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
 
     private let state = Mutex(State())
 
+    /// A health service with no statuses set: `Check` answers NOT_FOUND for every service until one is set.
     public init() {}
 
     /// Records a status; watchers of `service` hear about it.
@@ -58,6 +59,9 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
         for service in state.withLock({ Array($0.statuses.keys) }) { setStatus(.notServing, forService: service) }
     }
 
+    /// Answers `Check`: the service's status, NOT_SERVING while a dependency is unreachable.
+    ///
+    /// - Throws: an ``RPCError`` with code `.notFound` when no status was set for `request.service`.
     public func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse
     {
         guard let status = state.withLock({ $0.effective(request.service) }) else {
@@ -66,6 +70,7 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
         return .with { $0.status = status }
     }
 
+    /// Answers `List`: the status of every service a status was set for, NOT_SERVING while a dependency is unreachable.
     public func list(request: Grpc_Health_V1_HealthListRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthListResponse {
         let statuses = state.withLock { state in state.statuses.keys.map { ($0, state.effective($0) ?? .unknown) } }
         return .with { response in

@@ -14,7 +14,9 @@ import PitlaneProtobuf
 public struct AccessLogInterceptor: ServerInterceptor {
     /// How lines are written.
     public enum Format: String, Sendable {
+        /// One JSON object per line.
         case json
+        /// `key=value` pairs separated by spaces, values quoted where needed.
         case logfmt
     }
 
@@ -37,6 +39,7 @@ public struct AccessLogInterceptor: ServerInterceptor {
     /// method as the client named it).
     public var seesUnservedCalls: Bool { true }
 
+    /// Runs the call and writes its line once the handler has finished, with the status it ended with.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>

@@ -9,6 +9,7 @@
 public final class LatencyHistogram: Sendable {
     let counters = AtomicCounters(count: HistogramLayout.latency.width)
 
+    /// An empty histogram; safe to record into from any thread.
     public init() {}
 
     /// Adds one duration (a negative one counts as zero).

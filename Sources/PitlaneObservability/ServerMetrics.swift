@@ -60,14 +60,17 @@ public final class ServerMetrics: ServerCallObserver {
 
     // MARK: ServerCallObserver
 
+    /// The index of `method`'s counters; methods the services did not register, and nil, get `other`'s.
     public func tag(for method: MethodDescriptor?) -> Int {
         method.flatMap { tags[$0] } ?? counters.count - 1
     }
 
+    /// Counts a started call of `method` in `grpc.server.call.started`.
     public func callStarted(_ method: ObservedMethod) {
         counters(for: method).counters.add(1, at: 0)
     }
 
+    /// Records a finished call's duration and its received and sent message bytes under `method` and `code`.
     public func callFinished(_ method: ObservedMethod, code: Status.Code, duration: Duration, receivedBytes: Int, sentBytes: Int) {
         let counters = counters(for: method).counters
         let base = 1 + code.rawValue * Self.perStatus

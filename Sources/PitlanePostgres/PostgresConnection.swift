@@ -13,6 +13,7 @@ public struct PostgresSettings: Sendable {
     /// Shown in `pg_stat_activity`.
     public var applicationName = "pitlane"
 
+    /// Settings for the server at `url`, with the other values at their defaults (3 s connect, 5,000 ms statement timeout).
     public init(url: String) { self.url = url }
 
     /// The URL's settings override these defaults (libpq reads the arrays in order; the
@@ -60,6 +61,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
 
     deinit { PQfinish(handle) }
 
+    /// Always ``SQLDialect/postgres``.
     public var dialect: SQLDialect { .postgres }
 
     /// False once the connection broke: the pool drops it instead of lending it again.
@@ -73,11 +75,17 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
     /// The socket, for `poll` (the listener).
     var socket: Int32 { PQsocket(handle) }
 
+    /// Runs `sql` as a simple query; it may hold several statements.
+    ///
+    /// - Throws: ``DatabaseError``, classified by the server's SQLSTATE (`.unavailable` when the connection broke).
     public func execute(_ sql: String) throws {
         noteSent(sql)
         try check(PQexec(handle, sql)).clear()
     }
 
+    /// Runs `sql` with its `?` placeholders bound to `values`, preparing it on first use, and calls `row` for each result row.
+    ///
+    /// - Throws: ``DatabaseError``, classified by the server's SQLSTATE, or whatever `row` throws.
     public func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
         let result = try check(execute(sql, values))
         defer { result.clear() }
@@ -89,8 +97,10 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
         }
     }
 
+    /// Starts a transaction with `BEGIN`.
     public func begin() throws { try execute("BEGIN") }
 
+    /// Sends `payload` on `channel` with `pg_notify`; listeners hear it when the transaction commits.
     public func notify(channel: String, payload: String) throws {
         try run("SELECT pg_notify(?, ?)", .text(channel), .text(payload))
     }

@@ -12,9 +12,13 @@ import Synchronization
 /// call fails fast with `.unavailable` (opening a connection is refused), and calls succeed
 /// again as soon as it is back.
 public final class PostgresDatabase: SQLDatabase {
+    /// How each connection is opened: the server's URL and per-connection settings.
     public let settings: PostgresSettings
+    /// The most connections open at once (at least 1). Default 16.
     public let maxConnections: Int
+    /// The most callers that may wait for a connection; more fail at once with `.busy`. Default 1,024.
     public let maxWaiting: Int
+    /// How long a caller waits for a free connection before failing with `.busy`. Default 5 s.
     public let acquireTimeout: Duration
 
     private let permits: DispatchSemaphore
@@ -37,8 +41,16 @@ public final class PostgresDatabase: SQLDatabase {
         if connectNow { try withConnection { _ in } }
     }
 
+    /// Always ``SQLDialect/postgres``.
     public var dialect: SQLDialect { .postgres }
 
+    /// Lends a pooled connection (opening one if none is idle) to `body`, blocking the calling thread while it waits and runs.
+    ///
+    /// When a reused connection turns out dead at `body`'s first statement and that statement was a `BEGIN` or `SELECT`,
+    /// `body` runs once more on a new connection, so it must be safe to repeat up to that point.
+    ///
+    /// - Throws: ``DatabaseError`` `.busy` when too many callers wait or none is free within ``acquireTimeout``,
+    ///   `.unavailable` when no connection can be opened, or whatever `body` throws.
     public func withConnection<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         guard waiting.add(1, ordering: .relaxed).newValue <= maxWaiting else {
             waiting.subtract(1, ordering: .relaxed)
@@ -71,6 +83,8 @@ public final class PostgresDatabase: SQLDatabase {
         return try result.get()
     }
 
+    /// Lends a pooled connection to `body` on a thread of the pool's dispatch queue, so the calling task never blocks on
+    /// the network; otherwise as the blocking `withConnection(_:)`.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             workers.async {
@@ -79,13 +93,18 @@ public final class PostgresDatabase: SQLDatabase {
         }
     }
 
+    /// Runs `work` asynchronously on a thread of the pool's dispatch queue, where it may block.
     public func perform(_ work: @escaping @Sendable () -> Void) { workers.async(execute: work) }
 
+    /// Opens a new connection outside the pool, for session state such as advisory locks; it closes when released.
+    ///
+    /// - Throws: ``DatabaseError`` `.unavailable` when the server cannot be reached.
     public func openSession() throws -> (any SQLConnection)? { try PostgresConnection(settings) }
 
     /// Connections open and idle now, for metrics.
     public var idleConnections: Int { idle.withLock { $0.count } }
 
+    /// Starts a ``PostgresListener`` on `channel`, with a connection and a thread of its own.
     public func listen(to channel: String, _ handler: @escaping @Sendable (SQLNotification) -> Void) -> (any SQLListening)? {
         PostgresListener(settings: settings, channel: channel, handler: handler)
     }

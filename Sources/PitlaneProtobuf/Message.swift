@@ -57,6 +57,8 @@ public protocol Message: Sendable, Hashable, CustomDebugStringConvertible {
 }
 
 extension Message {
+    /// Always true for messages that cannot miss a required field (every proto3 message); generated
+    /// code implements it for messages that have `required` fields, here or in nested messages.
     public var isInitialized: Bool { true }
 
     /// Returns a message built by `populate`, for one-expression construction.

@@ -31,10 +31,12 @@ public struct ProtoStringKey: Hashable, Sendable, ExpressibleByStringLiteral, Cu
     /// written by these bytes, so two such keys stay two entries and a round trip keeps them.
     public private(set) var invalidUTF8: [UInt8]?
 
+    /// A key holding `string`, compared and hashed by its UTF-8 bytes.
     public init(_ string: String) {
         storedString = string
     }
 
+    /// A key written as a string literal, as in `labels["team"]`.
     public init(stringLiteral value: String) {
         storedString = value
     }
@@ -70,17 +72,21 @@ public struct ProtoStringKey: Hashable, Sendable, ExpressibleByStringLiteral, Cu
     @inlinable
     public var byteCount: Int { invalidUTF8?.count ?? storedString.utf8.count }
 
+    /// Equal when the keys have the same bytes, not merely canonically equivalent strings.
     public static func == (lhs: ProtoStringKey, rhs: ProtoStringKey) -> Bool {
         lhs.withBytes { left in
             rhs.withBytes { right in left.elementsEqual(right) }
         }
     }
 
+    /// Hashes the key's bytes, consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         withBytes { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
+    /// The key as a string.
     public var description: String { storedString }
+    /// The key as a quoted, escaped string literal.
     public var debugDescription: String { storedString.debugDescription }
 }
 
@@ -99,26 +105,38 @@ extension Dictionary where Key == ProtoStringKey {
 
 /// `string` map keys, checked for valid UTF-8.
 public enum ProtoStringKeyCodec: ProtoMapKeyCodec {
+    /// Length-delimited: a length prefix, then the key's bytes.
     @inlinable public static var wireType: WireType { .lengthDelimited }
+    /// The empty string, the key of an entry whose key field is absent.
     @inlinable public static var defaultValue: ProtoStringKey { ProtoStringKey("") }
+    /// Reads a key; throws `ProtobufDecodingError` with code `invalidUTF8` when its bytes are not valid UTF-8.
     @inlinable public static func read(from reader: inout ProtoReader) throws -> ProtoStringKey {
         ProtoStringKey(try reader.readString(validatingUTF8: true))
     }
+    /// Writes the key's bytes and their length prefix (without a tag), backwards.
     @inlinable public static func write(_ value: ProtoStringKey, to writer: inout ProtoWriter) {
         value.withBytes { writer.writeRawBytes(UnsafeRawBufferPointer($0)) }
         writer.writeVarint(UInt64(value.byteCount))
     }
+    /// The key's encoded size: its length prefix and bytes.
     @inlinable public static func size(of value: ProtoStringKey) -> Int {
         ProtoSize.lengthDelimited(value.byteCount)
     }
+    /// Byte-wise order of the keys' bytes, as the C++ runtime sorts map keys in deterministic output.
     @inlinable public static func precedes(_ lhs: ProtoStringKey, _ rhs: ProtoStringKey) -> Bool {
         lhs.withBytes { left in rhs.withBytes { right in left.lexicographicallyPrecedes(right) } }
     }
+    /// Writes the key as a JSON string.
     public static func writeJSON(_ value: ProtoStringKey, to writer: inout JSONWriter) throws { writer.writeString(value.string) }
+    /// Reads a key from a JSON string.
     public static func readJSON(from reader: inout JSONReader) throws -> ProtoStringKey { ProtoStringKey(try reader.readString()) }
+    /// The key itself as the JSON member name.
     public static func jsonKey(_ value: ProtoStringKey) -> String { value.string }
+    /// The key a JSON member name stands for: the name itself; never nil.
     public static func value(fromJSONKey key: String) -> ProtoStringKey? { ProtoStringKey(key) }
+    /// Writes the key as a quoted text-format string (bytes outside printable ASCII as octal escapes).
     public static func writeText(_ value: ProtoStringKey, to writer: inout TextFormatWriter) { value.withBytes { writer.writeQuoted($0) } }
+    /// Reads a quoted text-format string as a key; throws `TextFormatDecodingError` when it is not valid UTF-8.
     public static func readText(from reader: inout TextFormatReader) throws -> ProtoStringKey {
         ProtoStringKey(try reader.readString(validatingUTF8: true))
     }
@@ -126,27 +144,39 @@ public enum ProtoStringKeyCodec: ProtoMapKeyCodec {
 
 /// `string` map keys read without verification (proto2, `utf8_validation = NONE`).
 public enum ProtoUnverifiedStringKeyCodec: ProtoMapKeyCodec {
+    /// Length-delimited: a length prefix, then the key's bytes.
     @inlinable public static var wireType: WireType { .lengthDelimited }
+    /// The empty string, the key of an entry whose key field is absent.
     @inlinable public static var defaultValue: ProtoStringKey { ProtoStringKey("") }
+    /// Reads a key without verification: bytes that are not valid UTF-8 are kept in ``ProtoStringKey/invalidUTF8``.
     @inlinable public static func read(from reader: inout ProtoReader) throws -> ProtoStringKey {
         ProtoStringKey(unverified: try reader.readLengthDelimited().assumingMemoryBound(to: UInt8.self))
     }
+    /// Writes the key's bytes (the original ones if they were invalid UTF-8) and their length prefix, backwards.
     @inlinable public static func write(_ value: ProtoStringKey, to writer: inout ProtoWriter) {
         ProtoStringKeyCodec.write(value, to: &writer)
     }
+    /// The key's encoded size: its length prefix and bytes.
     @inlinable public static func size(of value: ProtoStringKey) -> Int { ProtoStringKeyCodec.size(of: value) }
+    /// Byte-wise order of the keys' bytes, as the C++ runtime sorts map keys in deterministic output.
     @inlinable public static func precedes(_ lhs: ProtoStringKey, _ rhs: ProtoStringKey) -> Bool {
         ProtoStringKeyCodec.precedes(lhs, rhs)
     }
+    /// Writes the key as a JSON string (invalid UTF-8 in its repaired form).
     public static func writeJSON(_ value: ProtoStringKey, to writer: inout JSONWriter) throws {
         try ProtoStringKeyCodec.writeJSON(value, to: &writer)
     }
+    /// Reads a key from a JSON string.
     public static func readJSON(from reader: inout JSONReader) throws -> ProtoStringKey { try ProtoStringKeyCodec.readJSON(from: &reader) }
+    /// The key itself as the JSON member name.
     public static func jsonKey(_ value: ProtoStringKey) -> String { value.string }
+    /// The key a JSON member name stands for: the name itself; never nil.
     public static func value(fromJSONKey key: String) -> ProtoStringKey? { ProtoStringKey(key) }
+    /// Writes the key's bytes (the original ones if they were invalid UTF-8) as a quoted text-format string.
     public static func writeText(_ value: ProtoStringKey, to writer: inout TextFormatWriter) {
         ProtoStringKeyCodec.writeText(value, to: &writer)
     }
+    /// Reads a quoted text-format string as a key; bytes that are not valid UTF-8 are kept in ``ProtoStringKey/invalidUTF8``.
     public static func readText(from reader: inout TextFormatReader) throws -> ProtoStringKey {
         try reader.readBytes().withUnsafeBufferPointer { ProtoStringKey(unverified: $0) }
     }

@@ -20,6 +20,10 @@ import PitlaneProtobuf
 public struct ReflectionService: RegistrableRPCService {
     private let index: DescriptorIndex
 
+    /// A reflection service describing `services`, each with its generated `fileDescriptorProtos`
+    /// (base64-encoded `FileDescriptorProto`s of its file and the files it imports).
+    ///
+    /// - Throws: an error when a file descriptor is not base64 or does not decode as a `FileDescriptorProto`.
     public init(services: [(descriptor: ServiceDescriptor, fileDescriptorProtos: [String])]) throws {
         index = try DescriptorIndex(
             services: services + [
@@ -28,6 +32,7 @@ public struct ReflectionService: RegistrableRPCService {
             ])
     }
 
+    /// Registers `ServerReflectionInfo` of both `grpc.reflection.v1` and `grpc.reflection.v1alpha` with `router`.
     public func registerMethods(with router: inout RPCRouter) {
         Version1(index: index).registerMethods(with: &router)
         Version1Alpha(index: index).registerMethods(with: &router)

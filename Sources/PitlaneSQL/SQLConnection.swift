@@ -2,6 +2,7 @@
 /// once for both dialects with `?` placeholders; a connection rewrites them as its server
 /// wants and keeps each statement prepared for reuse.
 public protocol SQLConnection: AnyObject {
+    /// Which SQL the connection speaks, for the statements that differ between SQLite and PostgreSQL.
     var dialect: SQLDialect { get }
 
     /// Runs statements that take no parameters and return no rows (a schema script).

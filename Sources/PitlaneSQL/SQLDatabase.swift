@@ -1,6 +1,7 @@
 /// A database the services keep their state in: SQLite (one process, embedded) or
 /// PostgreSQL (shared by every replica). Connections are lent out one caller at a time.
 public protocol SQLDatabase: Sendable {
+    /// Which SQL the database's connections speak.
     var dialect: SQLDialect { get }
 
     /// Lends a connection to `body`, blocking the calling thread while it waits for one and

@@ -3,10 +3,13 @@
 /// transaction as the steps, so a crash leaves either all or none of a step. Replicas that
 /// start together take turns (an advisory lock on PostgreSQL, SQLite's write lock).
 public struct SchemaMigrations: Sendable {
+    /// The component's name: its row's key in `pitlane_schema`.
     public let component: String
     /// Each step as SQL for each dialect.
     public let steps: [(sqlite: String, postgres: String)]
 
+    /// Migrations for `component`: `steps` run in order, each once per database; add new steps at the end rather than
+    /// editing ones that may have run.
     public init(component: String, steps: [(sqlite: String, postgres: String)]) {
         self.component = component
         self.steps = steps

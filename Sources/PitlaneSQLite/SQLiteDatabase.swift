@@ -6,13 +6,16 @@ import Synchronization
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     /// SQLite's primary result code (`SQLITE_BUSY`, `SQLITE_CONSTRAINT`, ...).
     public let code: Int32
+    /// SQLite's explanation, with the file path or SQL text involved where known.
     public let message: String
 
+    /// An error with SQLite's result `code` and `message`.
     public init(code: Int32, message: String) {
         self.code = code
         self.message = message
     }
 
+    /// `SQLite error <code>: <message>`.
     public var description: String { "SQLite error \(code): \(message)" }
 }
 
@@ -71,6 +74,7 @@ public final class SQLiteDatabase {
         }
     }
 
+    /// Stores `version` in `PRAGMA user_version`; see ``userVersion``.
     public func setUserVersion(_ version: Int) throws {
         try execute("PRAGMA user_version = \(version)")
     }
@@ -101,6 +105,10 @@ public final class SQLiteStatement {
         try bind(values)
     }
 
+    /// Binds each value to the parameter of its position (from 1), after resetting the statement and clearing earlier
+    /// bindings; returns the statement, for chaining `step()` or `run()`.
+    ///
+    /// - Throws: ``SQLiteError`` when a value cannot be bound, such as more values than the statement has parameters.
     @discardableResult
     public func bind(_ values: [SQLiteValue]) throws -> SQLiteStatement {
         sqlite3_reset(statement)
@@ -142,16 +150,22 @@ public final class SQLiteStatement {
     /// Ends the current run so the statement can run again (and releases its read snapshot).
     public func reset() { sqlite3_reset(statement) }
 
+    /// The current row's column as an `Int`; 0 for NULL.
     public func int(at column: Int32) -> Int { Int(sqlite3_column_int64(statement, column)) }
+    /// The current row's column as a 64-bit integer; 0 for NULL.
     public func int64(at column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+    /// The current row's column as a floating-point number; 0 for NULL.
     public func double(at column: Int32) -> Double { sqlite3_column_double(statement, column) }
+    /// Whether the current row's column is NULL.
     public func isNull(at column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
+    /// The current row's column as text; empty for NULL.
     public func text(at column: Int32) -> String {
         guard let text = sqlite3_column_text(statement, column) else { return "" }
         return String(cString: text)
     }
 
+    /// The current row's column as bytes; empty for NULL.
     public func blob(at column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(statement, column))
         guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return [] }
@@ -168,8 +182,11 @@ private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self
 extension SQLiteStatement: SQLRow {}
 
 extension SQLiteDatabase: SQLConnection {
+    /// Always ``SQLDialect/sqlite``.
     public var dialect: SQLDialect { .sqlite }
 
+    /// Runs `sql` with `values` bound, calling `row` for each result row; compiled statements are cached by SQL text
+    /// (up to 256) and reused.
     public func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
         let statement: SQLiteStatement
         if let reused = cached[sql] {
@@ -184,8 +201,10 @@ extension SQLiteDatabase: SQLConnection {
         while try statement.step() { try row(statement) }
     }
 
+    /// Starts a transaction with `BEGIN IMMEDIATE`, taking the write lock up front.
     public func begin() throws { try execute("BEGIN IMMEDIATE") }
 
+    /// Does nothing: an SQLite database has no other processes to notify.
     public func notify(channel: String, payload: String) throws {}
 }
 
@@ -206,19 +225,25 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
         connection = database
     }
 
+    /// Always ``SQLDialect/sqlite``.
     public var dialect: SQLDialect { .sqlite }
 
+    /// Lends the one connection to `body`, blocking while another caller holds it.
     public func withConnection<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         try lock.withLock { _ in try body(connection) }
     }
 
+    /// Lends the one connection to `body`, in place on the calling task, holding the lock while `body` runs.
     public func withConnection<T: Sendable>(_ body: @escaping @Sendable (any SQLConnection) throws -> T) async throws -> T {
         try lock.withLock { _ in try body(connection) }
     }
 
+    /// Runs `work` at once, on the calling thread.
     public func perform(_ work: @escaping @Sendable () -> Void) { work() }
 
+    /// Always nil: SQLite has no sessions.
     public func openSession() throws -> (any SQLConnection)? { nil }
 
+    /// Always nil: SQLite has no notifications to listen for.
     public func listen(to channel: String, _ handler: @escaping @Sendable (SQLNotification) -> Void) -> (any SQLListening)? { nil }
 }

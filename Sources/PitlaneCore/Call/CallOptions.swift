@@ -23,8 +23,10 @@ public struct CallOptions: Sendable {
     /// protocol frames calls by kind (Connect sends unary calls as plain POSTs) read it.
     public var rpcKind = RPCKind.bidirectionalStreaming
 
+    /// Creates options with nothing set, so the method's service config and the transport's defaults apply.
     public init() {}
 
+    /// Options with nothing set, as a starting point for ``with(_:)``.
     public static var defaults: CallOptions { CallOptions() }
 
     /// A copy changed by `update`.
@@ -52,13 +54,17 @@ public struct CompressionAlgorithm: Sendable, Hashable, CustomStringConvertible 
     enum Base: String, Sendable { case identity, gzip, deflate }
     let base: Base
 
+    /// No compression (`identity`).
     public static let none = CompressionAlgorithm(base: .identity)
+    /// gzip compression.
     public static let gzip = CompressionAlgorithm(base: .gzip)
+    /// zlib's deflate compression.
     public static let deflate = CompressionAlgorithm(base: .deflate)
 
     /// The `grpc-encoding` name.
     public var name: String { base.rawValue }
 
+    /// The algorithm with this `grpc-encoding` name (`identity`, `gzip` or `deflate`); nil for any other.
     public init?(name: String) {
         guard let base = Base(rawValue: name) else { return nil }
         self.base = base
@@ -66,5 +72,6 @@ public struct CompressionAlgorithm: Sendable, Hashable, CustomStringConvertible 
 
     private init(base: Base) { self.base = base }
 
+    /// The `grpc-encoding` name, for logs.
     public var description: String { name }
 }

@@ -18,6 +18,7 @@ public final class MessageCompressionControl: Sendable {
     private let writesCompressed = Atomic(true)
     private let lastReadCompressed = Atomic(false)
 
+    /// Creates a control that compresses writes and has read nothing yet.
     public init() {}
 
     /// Whether messages written from now on are compressed, when the RPC compresses its

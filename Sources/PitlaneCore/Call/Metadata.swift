@@ -13,9 +13,12 @@
 public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequence, CustomStringConvertible {
     /// A metadata value: text for ordinary keys, bytes for `-bin` keys.
     public enum Value: Sendable, Hashable, CustomStringConvertible {
+        /// A text value, for keys that do not end in `-bin`.
         case string(String)
+        /// A binary value, for keys ending in `-bin`; base64-encoded on the wire.
         case binary([UInt8])
 
+        /// The value for logs: quoted text, or the byte count of binary values.
         public var description: String {
             switch self {
             case .string(let text): "\"\(text)\""
@@ -26,8 +29,10 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
 
     private var elements: [(key: String, value: Value)] = []
 
+    /// Creates empty metadata.
     public init() {}
 
+    /// Creates metadata from a literal, adding the pairs in order; reserved keys are dropped.
     public init(dictionaryLiteral elements: (String, Value)...) {
         for (key, value) in elements { add(value, forKey: key) }
     }
@@ -59,7 +64,9 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
         return key
     }
 
+    /// The number of key-value pairs, counting each value of a repeated key.
     public var count: Int { elements.count }
+    /// Whether there are no key-value pairs.
     public var isEmpty: Bool { elements.isEmpty }
 
     /// Adds a value; binary values belong under `-bin` keys and text values elsewhere.
@@ -69,8 +76,10 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
         elements.append((key, value))
     }
 
+    /// Adds a text value under `key`, keeping any values it already has.
     public mutating func addString(_ value: String, forKey key: String) { add(.string(value), forKey: key) }
 
+    /// Adds a binary value under `key`, which should end in `-bin`, keeping any values it already has.
     public mutating func addBinary(_ value: [UInt8], forKey key: String) { add(.binary(value), forKey: key) }
 
     /// Replaces every value of `key` with one value.
@@ -79,6 +88,7 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
         addString(value, forKey: key)
     }
 
+    /// Removes every value of `key`; the key matches whatever its case.
     public mutating func removeAllValues(forKey key: String) {
         let key = Self.normalized(key)
         elements.removeAll { $0.key == key }
@@ -100,18 +110,22 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
         self[key].compactMap { if case .binary(let bytes) = $0 { bytes } else { nil } }
     }
 
+    /// Appends every pair of `other`, after the pairs already here.
     public mutating func add(contentsOf other: Metadata) {
         elements.append(contentsOf: other.elements)
     }
 
+    /// Iterates over the key-value pairs in the order they were added, keys lowercased.
     public func makeIterator() -> some IteratorProtocol<(key: String, value: Value)> {
         elements.makeIterator()
     }
 
+    /// Whether both hold the same pairs in the same order.
     public static func == (lhs: Metadata, rhs: Metadata) -> Bool {
         lhs.elements.elementsEqual(rhs.elements) { $0.key == $1.key && $0.value == $1.value }
     }
 
+    /// Hashes the pairs in order.
     public func hash(into hasher: inout Hasher) {
         for element in elements {
             hasher.combine(element.key)
@@ -119,11 +133,13 @@ public struct Metadata: Sendable, Hashable, ExpressibleByDictionaryLiteral, Sequ
         }
     }
 
+    /// The pairs as `[key: value, ...]`, for logs.
     public var description: String {
         "[" + elements.map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
     }
 }
 
 extension Metadata.Value: ExpressibleByStringLiteral {
+    /// Creates a text value from a string literal.
     public init(stringLiteral value: String) { self = .string(value) }
 }

@@ -3,27 +3,34 @@ public struct ServiceDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// `package.Service`, or just `Service` without a package.
     public let fullyQualifiedService: String
 
+    /// Names a service by its fully qualified name, such as `swiftkart.SwiftKartService`.
     public init(fullyQualifiedService: String) {
         self.fullyQualifiedService = fullyQualifiedService
     }
 
+    /// Names a service from its proto package (empty for none) and its name.
     public init(package: String, service: String) {
         fullyQualifiedService = package.isEmpty ? service : package + "." + service
     }
 
+    /// The fully qualified name, for logs.
     public var description: String { fullyQualifiedService }
 }
 
 /// One RPC method: its service and name; the HTTP/2 path is `/package.Service/Method`.
 public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
+    /// The service the method belongs to.
     public let service: ServiceDescriptor
+    /// The method's name as the proto file declares it, such as `ListRaces`.
     public let method: String
 
+    /// Names a method of a service.
     public init(service: ServiceDescriptor, method: String) {
         self.service = service
         self.method = method
     }
 
+    /// Names a method of the service with this fully qualified name.
     public init(fullyQualifiedService: String, method: String) {
         self.init(service: ServiceDescriptor(fullyQualifiedService: fullyQualifiedService), method: method)
     }
@@ -56,5 +63,6 @@ public struct MethodDescriptor: Sendable, Hashable, CustomStringConvertible {
     /// `/package.Service/Method`, the HTTP/2 `:path`.
     public var path: String { "/" + fullyQualifiedMethod }
 
+    /// `package.Service/Method`, for logs.
     public var description: String { fullyQualifiedMethod }
 }

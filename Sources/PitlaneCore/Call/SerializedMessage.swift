@@ -5,11 +5,13 @@ import PitlaneProtobuf
 /// `binary` as it is, the same buffer for every RPC; one speaking another codec (Connect's
 /// JSON) serializes `message` itself.
 public struct SerializedMessage<Message> {
+    /// The message, for writers whose codec is not the binary format.
     public let message: Message
     /// The binary encoding; nil when it failed, and each writer then serializes `message`
     /// itself and fails its own RPC with the error.
     public let binary: [UInt8]?
 
+    /// Pairs a message with its binary encoding, or nil if encoding failed.
     public init(message: Message, binary: [UInt8]?) {
         self.message = message
         self.binary = binary

@@ -18,10 +18,13 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         case stopped
     }
 
+    /// The transport every RPC of this client runs on.
     public let transport: Transport
     private let executor: ClientRPCExecutor<Transport>
     private let lifecycle = Mutex(Lifecycle.running(inFlight: 0))
 
+    /// Creates a client over `transport`; ``runConnections()`` must run, in a task of its own, while it makes RPCs.
+    ///
     /// - Parameters:
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - retryBufferBytes: request bytes kept per RPC so it can be retried. Default 256 KiB.

@@ -10,11 +10,15 @@ public struct BearerTokenAuthenticationInterceptor: ServerInterceptor {
 
     private let validate: @Sendable (_ token: String, _ method: MethodDescriptor) async throws -> String?
 
+    /// Creates an interceptor that accepts the tokens `validate` knows.
+    ///
     /// - Parameter validate: returns the identity for a valid token, nil for an invalid one.
     public init(validate: @escaping @Sendable (_ token: String, _ method: MethodDescriptor) async throws -> String?) {
         self.validate = validate
     }
 
+    /// Answers `.unauthenticated` unless the request carries a bearer token `validate` accepts; else passes it on, with the
+    /// identity under ``identityKey``.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -38,15 +42,19 @@ public struct BearerTokenAuthenticationInterceptor: ServerInterceptor {
 public struct BearerTokenClientInterceptor: ClientInterceptor {
     private let token: @Sendable () async throws -> String
 
+    /// Creates an interceptor that asks `token` for the token to send with each call.
+    ///
     /// - Parameter token: called per RPC, so a token can be refreshed.
     public init(token: @escaping @Sendable () async throws -> String) {
         self.token = token
     }
 
+    /// Creates an interceptor that sends the same token with every call.
     public init(token: String) {
         self.init { token }
     }
 
+    /// Sets the call's `authorization` metadata to `Bearer <token>`, replacing any there, and passes it on.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingClientRequest<Input>, context: ClientContext,
         next: (StreamingClientRequest<Input>, ClientContext) async throws -> StreamingClientResponse<Output>

@@ -6,6 +6,8 @@
 public struct LoggingServerInterceptor: ServerInterceptor {
     private let log: @Sendable (String) -> Void
 
+    /// Creates an interceptor that writes each line with `log`.
+    ///
     /// - Parameter log: receives each line; defaults to standard output.
     public init(log: @escaping @Sendable (String) -> Void = { print($0) }) {
         self.log = log
@@ -14,6 +16,7 @@ public struct LoggingServerInterceptor: ServerInterceptor {
     /// True: calls to methods the server does not serve are logged too (UNIMPLEMENTED).
     public var seesUnservedCalls: Bool { true }
 
+    /// Passes the RPC on and logs one line when it ends, with its status code and how long it took.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -41,10 +44,12 @@ public struct LoggingServerInterceptor: ServerInterceptor {
 public struct LoggingClientInterceptor: ClientInterceptor {
     private let log: @Sendable (String) -> Void
 
+    /// Creates an interceptor that writes each line with `log`; by default, to standard output.
     public init(log: @escaping @Sendable (String) -> Void = { print($0) }) {
         self.log = log
     }
 
+    /// Passes the call on and logs one line when the response headers arrive or the call fails, with how long that took.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingClientRequest<Input>, context: ClientContext,
         next: (StreamingClientRequest<Input>, ClientContext) async throws -> StreamingClientResponse<Output>

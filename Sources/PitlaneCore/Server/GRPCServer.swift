@@ -7,10 +7,13 @@ import Synchronization
 /// try await server.serve()
 /// ```
 public final class GRPCServer<Transport: ServerTransport>: Sendable {
+    /// The transport the server accepts RPCs from.
     public let transport: Transport
     private let router: RPCRouter
     private let settings: ServerRPCSettings
 
+    /// Creates a server for `services` on `transport`; it accepts RPCs once ``serve()`` runs.
+    ///
     /// - Parameters:
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - maxRequestMessageBytes: larger requests fail with `.resourceExhausted`. Default 4 MiB.

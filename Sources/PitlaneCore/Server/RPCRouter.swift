@@ -40,6 +40,7 @@ public struct RPCRouter: Sendable {
     @usableFromInline
     private(set) var entries: [MethodDescriptor: Entry] = [:]
 
+    /// Creates a router with no methods.
     public init() {}
 
     /// The methods registered.

@@ -22,6 +22,7 @@ public protocol ServerCallObserver: Sendable {
 }
 
 extension ServerCallObserver {
+    /// Returns 0 for every method.
     public func tag(for method: MethodDescriptor?) -> Int { 0 }
 
     /// `method` as calls of it are observed: with its tag.
@@ -37,6 +38,7 @@ public struct ObservedMethod: Sendable, Equatable {
     /// What the observer's ``ServerCallObserver/tag(for:)`` returned for it.
     public let tag: Int
 
+    /// Pairs a method (nil for one the server does not serve) with the tag its observer gave it.
     public init(descriptor: MethodDescriptor?, tag: Int) {
         self.descriptor = descriptor
         self.tag = tag

@@ -18,6 +18,14 @@ public struct ServerContext: Sendable {
     /// written next are compressed (when the transport compresses this RPC's responses).
     public var messageCompression: MessageCompressionControl
 
+    /// Creates the context of an RPC, for calling a handler or interceptor directly, as tests do.
+    ///
+    /// - Parameters:
+    ///   - descriptor: The method called.
+    ///   - peer: The client's address.
+    ///   - deadline: When the client gives up; nil (the default) for never.
+    ///   - cancellation: The RPC's cancellation signal; a new, unraised one by default.
+    ///   - messageCompression: The RPC's per-message compression control; a new one by default.
     public init(
         descriptor: MethodDescriptor, peer: String, deadline: ContinuousClock.Instant? = nil,
         cancellation: RPCCancellationHandle = RPCCancellationHandle(),
@@ -44,6 +52,14 @@ public struct ServerContext: Sendable {
 /// Sees every RPC a server handles, in order of registration (the first is outermost), and
 /// may read or change metadata, reject the call, or wrap its streams.
 public protocol ServerInterceptor: Sendable {
+    /// Handles one RPC: calls `next` to pass the request on, changed or not, or returns or throws without calling it to
+    /// answer the RPC itself (a thrown `RPCError` is the status the client sees).
+    ///
+    /// - Parameters:
+    ///   - request: The request metadata and messages.
+    ///   - context: What the server knows about the RPC.
+    ///   - next: Passes the RPC to the next interceptor, or to the handler after the last.
+    /// - Returns: The response the client (or the interceptor before this one) sees.
     func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -60,10 +76,12 @@ public protocol ServerInterceptor: Sendable {
 }
 
 extension ServerInterceptor {
+    /// false: by default an interceptor sees only the calls a handler serves.
     public var seesUnservedCalls: Bool { false }
 }
 
 /// A service a `GRPCServer` can serve: generated service protocols conform.
 public protocol RegistrableRPCService: Sendable {
+    /// Registers a handler for each of the service's methods in `router`; the server calls it once, when it is made.
     func registerMethods(with router: inout RPCRouter)
 }

@@ -48,6 +48,8 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     private let sizeOf: @Sendable (Element) -> Int
     private let onConsume: (@Sendable (Int) -> Void)?
 
+    /// Creates an empty stream.
+    ///
     /// - Parameters:
     ///   - highWatermark: writers wait while more bytes than this are buffered.
     ///   - sizeOf: the bytes an element accounts for.
@@ -309,11 +311,13 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
     /// What ``deliver(to:)`` hands elements to: `.success(element)` for each, then
     /// `.success(nil)` at a clean end or `.failure(error)`.
     public final class Receiver: Sendable {
+        /// Takes each delivery: an element, the clean end (nil), or the error the stream ended with.
         public typealias Handler = @Sendable (Result<Element?, any Error>) -> Void
 
         /// Held while the handler runs, so that once `close` returns it runs no more.
         private let handler: Mutex<Handler?>
 
+        /// Creates a receiver that passes each delivery to `handler`, until the stream stops delivering to it.
         public init(_ handler: @escaping Handler) {
             self.handler = Mutex(handler)
         }
@@ -333,9 +337,11 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// Reads the stream's elements; a stream has one consumer, so one iterator.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let stream: BufferedStream
 
+        /// The next element, waiting for one; nil at a clean end; throws the stream's error, or `CancellationError` on cancellation.
         public mutating func next() async throws -> Element? {
             try await next(isolation: nil)
         }
@@ -356,6 +362,7 @@ public final class BufferedStream<Element: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// Makes the stream's one iterator.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(stream: self) }
 }
 

@@ -3,7 +3,9 @@ import Synchronization
 /// How a ``Mailbox`` keeps what waits for its reader: a bounded first-in first-out queue
 /// (``BoundedQueue``), or a policy of a service's own (latest positions win, say).
 public protocol MailboxBuffer: Sendable {
+    /// The type producers offer.
     associatedtype Input: Sendable
+    /// The type the reader receives.
     associatedtype Output: Sendable
 
     /// Takes `input` in (or drops it, if the policy says so). An error ends the mailbox at
@@ -22,10 +24,14 @@ public protocol MailboxBuffer: Sendable {
 /// there, so offering and reading cost no type-metadata lookups per element (unspecialized,
 /// they were an eighth of swiftkart-server's time with 5,000 followers).
 public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
+    /// The type the reader receives, the buffer's output.
     public typealias Element = Buffer.Output
 
+    /// How a mailbox ends, once its buffered elements are read.
     public enum End: Sendable {
+        /// Cleanly: iteration ends.
         case finished
+        /// With an error, which the reader's next read throws.
         case failed(any Error)
     }
 
@@ -64,6 +70,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
     @usableFromInline let state: Mutex<State>
 
+    /// Creates a mailbox that keeps what waits for its reader in `buffer`.
     public init(_ buffer: Buffer) {
         state = Mutex(State(buffer: buffer))
     }
@@ -163,12 +170,15 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         }
     }
 
+    /// Reads the mailbox's elements; see ``Mailbox/next()``.
     public struct AsyncIterator: AsyncIteratorProtocol {
         @usableFromInline let mailbox: Mailbox
         @usableFromInline init(mailbox: Mailbox) { self.mailbox = mailbox }
+        /// The next element, waiting for one; nil once finished; throws the error once failed, or when the task is cancelled.
         @inlinable public mutating func next() async throws -> Buffer.Output? { try await mailbox.next() }
     }
 
+    /// Makes the mailbox's one reader.
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(mailbox: self) }
 }
 
@@ -179,11 +189,17 @@ public struct BoundedQueue<Element: Sendable>: MailboxBuffer {
     private let limit: Int
     private let overflow: @Sendable (_ limit: Int) -> any Error
 
+    /// Creates an empty queue that keeps at most `limit` elements.
+    ///
+    /// - Parameters:
+    ///   - limit: The most elements the queue keeps; the next one appended empties it and ends the mailbox.
+    ///   - overflow: Makes the error the mailbox ends with, given `limit`.
     public init(limit: Int, overflow: @escaping @Sendable (_ limit: Int) -> any Error) {
         self.limit = limit
         self.overflow = overflow
     }
 
+    /// Appends `element`; past the limit, empties the queue and returns the overflow error.
     public mutating func append(_ element: Element) -> (any Error)? {
         queue.append(element)
         guard queue.count > limit else { return nil }
@@ -191,6 +207,7 @@ public struct BoundedQueue<Element: Sendable>: MailboxBuffer {
         return overflow(limit)
     }
 
+    /// Removes and returns the oldest element, if any.
     public mutating func removeNext() -> Element? { queue.popFirst() }
 }
 

@@ -64,6 +64,7 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
         }
     }
 
+    /// Reads the sequence's elements.
     public struct AsyncIterator: AsyncIteratorProtocol {
         /// A wrapped sequence's iterator.
         @usableFromInline var iterator: (any AsyncIteratorProtocol<Element, Failure>)?
@@ -76,6 +77,7 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
             self.source = source
         }
 
+        /// The next element, waiting for one; nil at the end; throws the stream's failure.
         @inlinable
         public mutating func next() async throws(Failure) -> Element? {
             try await next(isolation: nil)
@@ -102,6 +104,7 @@ public struct RPCAsyncSequence<Element: Sendable, Failure: Error>: AsyncSequence
         }
     }
 
+    /// Makes an iterator; iterators of an RPC's stream all read the same source, so read each stream with one.
     public func makeAsyncIterator() -> AsyncIterator {
         if case .sequence(let wrapped) = source {
             AsyncIterator(iterator: wrapped.sequence.makeAsyncIterator(), source: nil)

@@ -1,5 +1,6 @@
 /// Something that accepts the elements of a stream.
 public protocol RPCWriterProtocol<Element>: Sendable {
+    /// The type of the elements written: messages, or transport parts.
     associatedtype Element: Sendable
     /// Sends an element, waiting while the peer is behind (backpressure).
     func write(_ element: Element) async throws
@@ -20,12 +21,15 @@ public protocol RPCWriterProtocol<Element>: Sendable {
 }
 
 extension RPCWriterProtocol {
+    /// Writes `message.message`, serializing it again for this RPC.
     public func write(serialized message: SerializedMessage<Element>) async throws {
         try await write(message.message)
     }
 
+    /// Returns false: a writer without a non-waiting path writes only through `write`.
     public func tryWrite(_ element: Element) -> Bool { false }
 
+    /// Tries to queue `message.message` with ``tryWrite(_:)``.
     public func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
         tryWrite(message.message)
     }
@@ -45,10 +49,12 @@ public protocol ClosableRPCWriterProtocol<Element>: RPCWriterProtocol {
 public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
     private let writer: any RPCWriterProtocol<Element>
 
+    /// Wraps any writer, hiding its type.
     public init(wrapping writer: some RPCWriterProtocol<Element>) {
         self.writer = writer
     }
 
+    /// Sends an element, waiting while the peer is behind; throws if the stream has ended or failed.
     public func write(_ element: Element) async throws {
         try await writer.write(element)
     }
@@ -72,6 +78,7 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
         writer.tryWrite(serialized: message)
     }
 
+    /// Sends each element in order, waiting while the peer is behind; throws at the first write that fails.
     public func write(contentsOf elements: some Sequence<Element>) async throws {
         for element in elements { try await write(element) }
     }
@@ -80,26 +87,32 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
     public struct Closable: ClosableRPCWriterProtocol {
         private let writer: any ClosableRPCWriterProtocol<Element>
 
+        /// Wraps any closable writer, hiding its type.
         public init(wrapping writer: some ClosableRPCWriterProtocol<Element>) {
             self.writer = writer
         }
 
+        /// Sends an element, waiting while the peer is behind; throws if the stream has ended or failed.
         public func write(_ element: Element) async throws {
             try await writer.write(element)
         }
 
+        /// Sends a message serialized once for many RPCs (see ``RPCWriter/write(serialized:)``).
         public func write(serialized message: SerializedMessage<Element>) async throws {
             try await writer.write(serialized: message)
         }
 
+        /// Queues an element without waiting, if the writer can take it now; when false, `write` it instead.
         public func tryWrite(_ element: Element) -> Bool {
             writer.tryWrite(element)
         }
 
+        /// Queues a message serialized once for many RPCs without waiting, if the writer can take it now.
         public func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
             writer.tryWrite(serialized: message)
         }
 
+        /// Ends the stream: cleanly when `error` is nil (the default), else with `error`.
         public func finish(throwing error: (any Error)? = nil) async {
             await writer.finish(throwing: error)
         }

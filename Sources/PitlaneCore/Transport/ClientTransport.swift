@@ -30,11 +30,15 @@ public protocol ClientTransport: Sendable {
 }
 
 extension ClientTransport {
+    /// Returns nil: a transport without a service config leaves every method to its call options.
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? { nil }
 
+    /// The continuous clock, `.continuous`.
     public var timeSource: TimeSource { .continuous }
 
+    /// The Protocol Buffers binary format, `.protobuf`.
     public var messageCodec: MessageCodec { .protobuf }
 
+    /// nil: an RPC's tasks run wherever the caller runs.
     public var callExecutor: (any TaskExecutor)? { nil }
 }

@@ -9,9 +9,13 @@ import Synchronization
 /// let client = GRPCClient(transport: transport.client)
 /// ```
 public struct InProcessTransport: Sendable {
+    /// The server half, to give to a `GRPCServer`.
     public let server: Server
+    /// The client half, to give to a `GRPCClient`.
     public let client: Client
 
+    /// Creates a client and a server half joined to each other.
+    ///
     /// - Parameters:
     ///   - bufferBytes: how many bytes each direction of a stream buffers before the writer
     ///     waits for the reader (the equivalent of an HTTP/2 stream window). Default 64 KiB.
@@ -42,6 +46,7 @@ public struct InProcessTransport: Sendable {
             (accepted, acceptor) = AsyncStream.makeStream()
         }
 
+        /// Runs `streamHandler` for each stream the client half opens, concurrently, until shutdown begins and the last handler returns.
         public func listen(
             streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
         ) async throws {
@@ -55,6 +60,7 @@ public struct InProcessTransport: Sendable {
             }
         }
 
+        /// Stops accepting streams, so new client calls fail with `.unavailable`; handlers already running finish.
         public func beginGracefulShutdown() {
             isShutDown.withLock { $0 = true }
             acceptor.finish()
@@ -77,6 +83,7 @@ public struct InProcessTransport: Sendable {
         private let serviceConfig: ServiceConfig
         private let gate = StreamGate(name: "in-process transport")
         private let peak = Mutex(0)
+        /// The time deadlines, retry backoff and hedging delays run on.
         public let timeSource: TimeSource
 
         init(server: Server, bufferBytes: Int, serviceConfig: ServiceConfig, timeSource: TimeSource) {
@@ -86,10 +93,12 @@ public struct InProcessTransport: Sendable {
             self.timeSource = timeSource
         }
 
+        /// Returns once `beginGracefulShutdown()` has been called and the last stream has closed; there are no connections to keep.
         public func connect() async throws {
             await gate.waitUntilDrained()
         }
 
+        /// Stops opening streams (new ones fail with `.unavailable`); open ones run to their end, then `connect()` returns.
         public func beginGracefulShutdown() {
             gate.beginShutdown()
         }
@@ -97,10 +106,13 @@ public struct InProcessTransport: Sendable {
         /// The most bytes any closed stream ever buffered in one direction: flow control at work.
         public var peakBufferedBytes: Int { peak.withLock { $0 } }
 
+        /// The service config's entry for `descriptor`, if it has one.
         public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
             serviceConfig.config(for: descriptor)
         }
 
+        /// Opens a stream to the server half and runs `body` with it; when `body` returns or throws, the server sees the
+        /// stream cancelled if its handler is still running. Throws `.unavailable` when either half is shutting down.
         public nonisolated(nonsending) func withStream<T: Sendable>(
             descriptor: MethodDescriptor, options: CallOptions, _ body: (ClientRPCStream) async throws -> T
         ) async throws -> T {

@@ -20,8 +20,10 @@ public final class RPCCancellationHandle: Sendable {
         let task: UnsafeCurrentTask
     }
 
+    /// Creates a signal that has not been raised.
     public init() {}
 
+    /// Whether the signal has been raised, by ``cancel()`` or ``expireDeadline()``.
     public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
     /// Whether the cancellation came from the RPC's deadline (``expireDeadline()``).

@@ -37,6 +37,14 @@ public struct ServerTransportContext: Sendable {
     /// early data). Only a method whose ``IdempotencyLevel`` is `.noSideEffects` serves it.
     public var requiresNoSideEffects: Bool
 
+    /// Creates the context of an accepted RPC; only the peer is required.
+    ///
+    /// - Parameters:
+    ///   - peer: The client's address, such as `ipv4:127.0.0.1:51234`.
+    ///   - deadline: When the client gives up; nil (the default) for never.
+    ///   - cancellation: The RPC's cancellation signal, which the transport raises; a new one by default.
+    ///   - codec: How the request's messages are written; binary by default.
+    ///   - requiresNoSideEffects: Whether only a `.noSideEffects` method may serve the request; false by default.
     public init(
         peer: String, deadline: ContinuousClock.Instant? = nil, cancellation: RPCCancellationHandle = RPCCancellationHandle(),
         codec: MessageCodec = .protobuf, requiresNoSideEffects: Bool = false

@@ -13,11 +13,14 @@ import Synchronization
 public final class HTTP2ClientTransport: ClientTransport {
     /// Where the server is.
     public enum Target: Sendable, CustomStringConvertible {
+        /// An IPv4 address in dotted form, such as `127.0.0.1`, and a port.
         case ipv4(host: String, port: Int)
+        /// An IPv6 address, such as `::1` (without brackets), and a port.
         case ipv6(host: String, port: Int)
         /// Every address a name resolves to: tried in order (pick-first), or each in turn
         /// (round-robin, `Config.loadBalancing`).
         case dns(host: String, port: Int)
+        /// A Unix domain socket at `path` in the file system.
         case unixDomainSocket(path: String)
         /// A fixed list of servers, as gRPC's `ipv4:host:port,host:port` targets name them.
         case addresses([SocketAddress])
@@ -51,6 +54,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             }
         }
 
+        /// The target in gRPC's name syntax (`ipv4:host:port`, `dns:host:port`, `unix:path`), or a comma-separated address list.
         public var description: String {
             switch self {
             case .ipv4(let host, let port): "ipv4:\(host):\(port)"
@@ -103,6 +107,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         /// backoff and hedging delays run on. Default real time; tests step a ``ManualClock``.
         public var timeSource = TimeSource.continuous
 
+        /// How often the client pings its connection to learn that the server is still there, and how long it waits for the ACK.
         public struct Keepalive: Sendable {
             /// How long between pings. gRPC servers reject intervals under 5 minutes by default.
             public var time: Duration
@@ -111,6 +116,7 @@ public final class HTTP2ClientTransport: ClientTransport {
             /// Ping while no RPC is open, too. Default false.
             public var permitWithoutCalls = false
 
+            /// Keepalive that pings every `time` and drops the connection when no ACK comes within `timeout` (default 20 s).
             public init(time: Duration, timeout: Duration = .seconds(20), permitWithoutCalls: Bool = false) {
                 self.time = time
                 self.timeout = timeout
@@ -118,16 +124,25 @@ public final class HTTP2ClientTransport: ClientTransport {
             }
         }
 
+        /// How long to wait before reconnecting after a failed attempt; each delay is the previous one times
+        /// `multiplier`, capped at `maximum`, then randomized by `jitter`.
         public struct Backoff: Sendable {
+            /// The delay after the first failure. Default 1 s.
             public var initial: Duration = .seconds(1)
+            /// The factor each later delay grows by. Default 1.6.
             public var multiplier = 1.6
+            /// The fraction each delay is randomly stretched or shrunk by: 0.2 means ±20 %. Default 0.2.
             public var jitter = 0.2
+            /// The longest delay, before jitter. Default 120 s.
             public var maximum: Duration = .seconds(120)
+            /// gRPC's standard connection backoff: 1 s, ×1.6, ±20 %, at most 120 s.
             public init() {}
         }
 
+        /// A configuration with every value at its default.
         public init() {}
 
+        /// A configuration with every value at its default, for `config: .defaults`.
         public static var defaults: Config { Config() }
 
         /// gRPC's two standard policies.
@@ -139,8 +154,11 @@ public final class HTTP2ClientTransport: ClientTransport {
         }
     }
 
+    /// The server or servers this transport connects to.
     public let target: Target
+    /// Whether connections are plaintext or TLS, and the TLS settings.
     public let security: Security
+    /// Limits, timing and backoff the transport was created with.
     public let config: Config
     private let serviceConfig: ServiceConfig
     private let settings: ConnectionSettings
@@ -171,12 +189,15 @@ public final class HTTP2ClientTransport: ClientTransport {
         settings.loops.shutdownInBackground()
     }
 
+    /// The entry for `descriptor` in the service config passed to `init`, if it has one.
     public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
         serviceConfig.config(for: descriptor)
     }
 
+    /// The time source from ``Config/timeSource``.
     public var timeSource: TimeSource { config.timeSource }
 
+    /// The message codec from ``Config/codec``.
     public var messageCodec: MessageCodec { config.codec }
 
     /// The event loop, when there is one and ``Config/runsCallsOnEventLoop`` is set; with
@@ -187,6 +208,9 @@ public final class HTTP2ClientTransport: ClientTransport {
         return settings.loops.loops[0]
     }
 
+    /// Waits until ``beginGracefulShutdown()`` is called and the last open stream ends, then drains and closes every connection.
+    ///
+    /// Connections themselves are opened lazily, by the first RPC, not by this method.
     public func connect() async throws {
         await gate.waitUntilDrained()
         let all = subchannels.withLock { subchannels in
@@ -198,6 +222,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         }
     }
 
+    /// Refuses new streams from now on; streams already open run to their end, then `connect()` returns.
     public func beginGracefulShutdown() {
         gate.beginShutdown()
     }
@@ -251,6 +276,10 @@ public final class HTTP2ClientTransport: ClientTransport {
         }
     }
 
+    /// Opens an HTTP/2 stream for one attempt of an RPC on a ready connection and runs `body` with it.
+    ///
+    /// Throws `.unavailable` when the transport is shutting down, or when connecting fails and `options.waitForReady` is not set
+    /// (with it set, the call waits through reconnection backoff). The stream is released when `body` returns.
     public nonisolated(nonsending) func withStream<T: Sendable>(
         descriptor: MethodDescriptor, options: CallOptions, _ body: (ClientRPCStream) async throws -> T
     ) async throws -> T {

@@ -25,8 +25,12 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
     /// Where a server listens.
     public enum Address: Sendable, CustomStringConvertible {
+        /// An IPv4 address (`0.0.0.0` for every interface) and a port; port 0 lets the system
+        /// pick one, which ``HTTP2ServerTransport/listeningAddress`` then tells.
         case ipv4(host: String, port: Int)
+        /// An IPv6 address (`::` for every interface, without brackets) and a port; port 0 as above.
         case ipv6(host: String, port: Int)
+        /// A Unix domain socket created at `path` in the file system.
         case unixDomainSocket(path: String)
 
         func socketAddress() throws -> SocketAddress {
@@ -37,6 +41,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
             }
         }
 
+        /// The address as `ipv4:host:port`, `ipv6:[host]:port` or `unix:path`.
         public var description: String {
             switch self {
             case .ipv4(let host, let port): "ipv4:\(host):\(port)"
@@ -46,8 +51,11 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         }
     }
 
+    /// The address the transport binds when `listen` is called.
     public let address: Address
+    /// Whether connections are plaintext or TLS, and the TLS settings.
     public let security: Security
+    /// Connection limits, timeouts and event-loop settings.
     public let config: Config
     private let state = Mutex(State())
     private let accepted = AcceptedWorkQueue()
@@ -80,6 +88,11 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         }
     }
 
+    /// Binds ``address`` and serves connections until ``beginGracefulShutdown()`` and the last RPC's handler returns.
+    ///
+    /// Throws a ``TLSError`` when the certificate or key cannot be loaded, or a ``SocketAddressError`` or ``SocketError`` when
+    /// the address is invalid or cannot be bound;
+    /// callers waiting on ``listeningAddress`` then get the same error.
     public func listen(
         streamHandler: @escaping @Sendable (ServerRPCStream, ServerTransportContext) async -> Void
     ) async throws {
@@ -149,6 +162,8 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
         loops.shutdownInBackground()
     }
 
+    /// Stops accepting connections and asks open ones to drain; `listen` returns once the last connection closes
+    /// and every RPC handler has returned.
     public func beginGracefulShutdown() {
         let (acceptor, connections) = state.withLock { state in
             state.shuttingDown = true

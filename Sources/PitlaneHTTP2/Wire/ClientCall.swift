@@ -18,7 +18,9 @@ public struct ClientWireProtocol: Sendable, Hashable, CustomStringConvertible {
     /// gRPC (`application/grpc`): every RPC kind.
     public static let grpc = ClientWireProtocol("grpc") { _ in GRPCClientWire() }
 
+    /// Two protocols are equal when their names are.
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.description == rhs.description }
+    /// Hashes the protocol's name.
     public func hash(into hasher: inout Hasher) { hasher.combine(description) }
 }
 

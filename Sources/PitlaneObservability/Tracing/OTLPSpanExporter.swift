@@ -4,6 +4,7 @@ import PitlaneHTTP2
 import PitlaneProtobuf
 import Synchronization
 
+/// A span as OTLP sends it: the generated `opentelemetry.proto.trace.v1.Span` message.
 public typealias OTLPSpan = Opentelemetry_Proto_Trace_V1_Span
 
 /// Sends finished spans to an OpenTelemetry collector over OTLP/gRPC
@@ -24,6 +25,7 @@ public final class OTLPSpanExporter: Sendable {
         var stopping = false
     }
 
+    /// The `service.name` resource attribute sent with every batch.
     public let serviceName: String
     private let queueLimit: Int
     private let batchSize: Int

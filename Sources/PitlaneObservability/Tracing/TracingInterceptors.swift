@@ -31,6 +31,8 @@ public struct TracingServerInterceptor: ServerInterceptor {
     /// True: a call to a method the server does not serve gets its span (UNIMPLEMENTED).
     public var seesUnservedCalls: Bool { true }
 
+    /// Runs the call inside a server span, continuing the client's trace when `traceparent` is well-formed, and records the
+    /// span on the exporter once the handler finishes.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingServerRequest<Input>, context: ServerContext,
         next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
@@ -83,6 +85,8 @@ public struct TracingClientInterceptor: ClientInterceptor {
         self.messageEvents = messageEvents
     }
 
+    /// Starts a client span, sends its context in `traceparent` (and `tracestate`), and records the span when the response
+    /// ends or the call fails.
     public func intercept<Input: Sendable, Output: Sendable>(
         request: StreamingClientRequest<Input>, context: ClientContext,
         next: (StreamingClientRequest<Input>, ClientContext) async throws -> StreamingClientResponse<Output>

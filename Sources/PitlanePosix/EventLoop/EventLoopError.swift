@@ -42,6 +42,7 @@ public struct EventLoopError: Error, Hashable, Sendable, CustomStringConvertible
         return nil
     }
 
+    /// A one-line explanation; for a failed system call, the call and `strerror`'s text for its `errno`.
     public var description: String {
         switch kind {
         case .shutDown:

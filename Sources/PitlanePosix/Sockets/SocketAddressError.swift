@@ -11,6 +11,7 @@ public struct SocketAddressError: Error, Hashable, Sendable, CustomStringConvert
         self.reason = reason
     }
 
+    /// The input in quotes, then the reason.
     public var description: String {
         "\"\(input)\": \(reason)"
     }

@@ -22,6 +22,8 @@ public struct SocketError: Error, Hashable, Sendable, CustomStringConvertible {
         self.address = address
     }
 
+    /// The call, the address if any, and `strerror`'s text for `errno`,
+    /// e.g. `connect ipv4:127.0.0.1:80 failed: Connection refused (errno 111)`.
     public var description: String {
         let target = address.map { " \($0)" } ?? ""
         return "\(call)\(target) failed: \(String(cString: strerror(errno))) (errno \(errno))"

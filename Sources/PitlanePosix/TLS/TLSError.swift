@@ -25,6 +25,7 @@ public enum TLSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// After the handshake: a record that did not decrypt, an alert, or another protocol error.
     case connectionFailed(reason: String)
 
+    /// A one-line explanation, naming the file involved where there is one.
     public var description: String {
         switch self {
         case .unreadableFile(let path, let reason): "cannot read \(path): \(reason)"

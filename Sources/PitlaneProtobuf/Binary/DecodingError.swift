@@ -45,6 +45,7 @@ public struct ProtobufDecodingError: Error, Hashable, CustomStringConvertible {
         /// A packed fixed-width field whose length is not a multiple of the element size.
         public static func invalidPackedLength(_ length: Int) -> Code { Code(base: .invalidPackedLength(length)) }
 
+        /// A short English description of the problem, such as "varint longer than 10 bytes".
         public var description: String {
             switch base {
             case .truncated: "input ends inside a field"
@@ -71,6 +72,7 @@ public struct ProtobufDecodingError: Error, Hashable, CustomStringConvertible {
     /// The protobuf name of the message being decoded at the top level.
     public var messageName: String
 
+    /// An error with the given code at byte `offset`; decoding fills in `path` and `messageName` as it unwinds.
     public init(code: Code, offset: Int, path: [Int] = [], messageName: String = "") {
         self.code = code
         self.offset = offset
@@ -78,6 +80,7 @@ public struct ProtobufDecodingError: Error, Hashable, CustomStringConvertible {
         self.messageName = messageName
     }
 
+    /// The message name, the problem, its byte offset and the field path, on one line.
     public var description: String {
         var text = "cannot decode \(messageName.isEmpty ? "message" : messageName): \(code) at byte \(offset)"
         if !path.isEmpty {

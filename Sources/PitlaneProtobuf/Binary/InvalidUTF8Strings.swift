@@ -37,6 +37,7 @@ public struct InvalidUTF8Strings: Hashable, Sendable {
     @usableFromInline
     var entries: [Entry] = []
 
+    /// A record of no invalid strings.
     public init() {}
 
     /// Whether no invalid string is recorded (the case for every message whose strings are UTF-8).
@@ -88,6 +89,7 @@ public struct InvalidUTF8Strings: Hashable, Sendable {
         lhs.entries.count == rhs.entries.count && lhs.entries.allSatisfy(rhs.entries.contains)
     }
 
+    /// Hashes the number of recorded values, which does not depend on the order they were read in.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(entries.count)
     }

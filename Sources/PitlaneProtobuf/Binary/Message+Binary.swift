@@ -3,10 +3,12 @@ public struct ProtobufEncodingError: Error, Hashable, CustomStringConvertible {
     /// The protobuf name of the message that was being encoded.
     public var messageName: String
 
+    /// An error for the message named `messageName` (its fully qualified protobuf name).
     public init(messageName: String) {
         self.messageName = messageName
     }
 
+    /// Names the message and says to encode with `partial: true` to allow missing required fields.
     public var description: String {
         "cannot encode \(messageName): required fields are missing (encode with partial: true to allow it)"
     }
@@ -17,6 +19,7 @@ public struct EncodingOptions: Sendable {
     /// Write map entries in key order, so that equal messages give equal bytes. Default false.
     public var deterministic: Bool = false
 
+    /// Options for binary encoding; see ``deterministic``.
     public init(deterministic: Bool = false) {
         self.deterministic = deterministic
     }

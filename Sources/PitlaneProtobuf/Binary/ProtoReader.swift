@@ -68,6 +68,10 @@ public struct ProtoReader {
 
     // MARK: Scalars
 
+    /// Reads a varint of up to 10 bytes.
+    ///
+    /// - Throws: `ProtobufDecodingError` with code `truncated` when the input ends inside it, or
+    ///   `malformedVarint` when it runs past 10 bytes.
     @inlinable
     public mutating func readVarint() throws -> UInt64 {
         guard cursor < limit else { throw error(.truncated) }
@@ -97,6 +101,7 @@ public struct ProtoReader {
         return value
     }
 
+    /// Reads four little-endian bytes (`fixed32`, `sfixed32` and `float` bits); throws `truncated` when fewer remain.
     @inlinable
     public mutating func readFixed32() throws -> UInt32 {
         guard remaining >= 4 else { throw error(.truncated) }
@@ -104,6 +109,7 @@ public struct ProtoReader {
         return UInt32(littleEndian: cursor.loadUnaligned(as: UInt32.self))
     }
 
+    /// Reads eight little-endian bytes (`fixed64`, `sfixed64` and `double` bits); throws `truncated` when fewer remain.
     @inlinable
     public mutating func readFixed64() throws -> UInt64 {
         guard remaining >= 8 else { throw error(.truncated) }
@@ -140,6 +146,7 @@ public struct ProtoReader {
         return string
     }
 
+    /// Reads a length-delimited field's payload into a new array.
     @inlinable
     public mutating func readBytes() throws -> [UInt8] {
         Array(try readLengthDelimited())
@@ -367,7 +374,9 @@ public struct DecodingOptions: Sendable {
     /// The largest input accepted, in bytes. Default: no limit beyond memory.
     public var sizeLimit: Int = .max
 
+    /// The default limits: nesting depth 100, no size limit, unknown fields kept.
     public init() {}
 
+    /// The default options, as `init()` makes them.
     public static let defaults = DecodingOptions()
 }

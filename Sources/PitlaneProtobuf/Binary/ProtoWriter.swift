@@ -38,6 +38,7 @@ public struct ProtoWriter {
         return cursor
     }
 
+    /// Writes `value` as a varint: 7 bits a byte, least significant first, the high bit set on all but the last.
     @inlinable @inline(__always)
     public mutating func writeVarint(_ value: UInt64) {
         if value < 0x80 {
@@ -60,21 +61,25 @@ public struct ProtoWriter {
         pointer.storeBytes(of: UInt8(rest), as: UInt8.self)
     }
 
+    /// Writes a field tag (`fieldNumber << 3 | wireType`, see ``FieldTag/rawValue``) as a varint.
     @inlinable
     public mutating func writeTag(_ tag: UInt32) {
         writeVarint(UInt64(tag))
     }
 
+    /// Writes `value` as four little-endian bytes (`fixed32`, `sfixed32` and `float` bits).
     @inlinable
     public mutating func writeFixed32(_ value: UInt32) {
         claim(4).storeBytes(of: value.littleEndian, as: UInt32.self)
     }
 
+    /// Writes `value` as eight little-endian bytes (`fixed64`, `sfixed64` and `double` bits).
     @inlinable
     public mutating func writeFixed64(_ value: UInt64) {
         claim(8).storeBytes(of: value.littleEndian, as: UInt64.self)
     }
 
+    /// Writes `bytes` as they are, with no length prefix.
     @inlinable
     public mutating func writeRawBytes(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }

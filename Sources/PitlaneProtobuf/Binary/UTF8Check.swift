@@ -5,6 +5,8 @@
 /// (`String(validating:as:)` would say the same, but goes through unspecialized generic
 /// code that costs several times more per string.)
 public enum UTF8Check {
+    /// Whether `string`, made by `String(decoding: bytes, as: UTF8.self)`, holds exactly `bytes`: true when
+    /// they were valid UTF-8, false when decoding replaced ill-formed sequences with U+FFFD.
     @inlinable
     public static func decodedUnchanged(_ string: String, from bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         if isASCII(bytes) { return true }

@@ -10,11 +10,14 @@ public struct UnknownFields: Hashable, Sendable {
     /// nearly every message); see ``InvalidUTF8Strings``.
     public internal(set) var invalidUTF8 = InvalidUTF8Strings()
 
+    /// No unknown fields.
     public init() {}
 
+    /// Whether no unknown field was kept.
     @inlinable
     public var isEmpty: Bool { bytes.isEmpty }
 
+    /// The bytes the unknown fields add to the message's encoding.
     @inlinable
     public var encodedSize: Int { bytes.count }
 

@@ -9,10 +9,12 @@ public struct ExtensionMap: Sendable {
     /// Extended message name → extensions of it, in field-number order.
     private var byMessage: [String: [any AnyMessageExtension]] = [:]
 
+    /// A map of `extensions`; of two with the same extended message and field number, the later one stays.
     public init(_ extensions: [any AnyMessageExtension] = []) {
         for ext in extensions { add(ext) }
     }
 
+    /// Adds `ext`, replacing an extension of the same message with the same field number.
     public mutating func add(_ ext: any AnyMessageExtension) {
         var list = byMessage[ext.extendedMessageName, default: []]
         list.removeAll { $0.fieldNumber == ext.fieldNumber }

@@ -12,18 +12,21 @@
 /// stays the size it was, code that does not know an extension passes it on unchanged, and
 /// binary decoding needs no registry. Each access reads or rewrites those bytes.
 public struct MessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMessageExtension {
+    /// The extension's field number in the extended message.
     public let fieldNumber: Int
     /// The extension's full protobuf name, as JSON and text format write it in brackets.
     public let fullName: String
     /// What the extension reads as when absent.
     public let defaultValue: Codec.Value
 
+    /// An extension of `Extended` with field `fieldNumber`; generated code makes one per `extend` field.
     public init(fieldNumber: Int, fullName: String, defaultValue: Codec.Value) {
         self.fieldNumber = fieldNumber
         self.fullName = fullName
         self.defaultValue = defaultValue
     }
 
+    /// The full protobuf name of `Extended`.
     public var extendedMessageName: String { Extended.protoMessageName }
 
     /// The value in `fields`: the last occurrence, or all of them merged for a message.
@@ -51,21 +54,25 @@ public struct MessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMe
         }
     }
 
+    /// Writes `"[full.name]": value` when `fields` hold the extension; nothing otherwise.
     public func writeJSON(from fields: UnknownFields, to writer: inout JSONWriter) throws {
         guard let value = value(in: fields) else { return }
         writer.key("[\(fullName)]")
         try Codec.writeJSON(value, to: &writer)
     }
 
+    /// Reads a `"[full.name]"` member's value into `fields`, replacing any earlier one; `null` clears it.
     public func readJSON(from reader: inout JSONReader, into fields: inout UnknownFields) throws {
         setValue(try reader.consumeNull() ? nil : try Codec.readJSON(from: &reader), in: &fields)
     }
 
+    /// Writes `[full.name]: value` (or `[full.name] { … }` for a message) when `fields` hold the extension.
     public func writeText(from fields: UnknownFields, to writer: inout TextFormatWriter) {
         guard let value = value(in: fields) else { return }
         writer.writeField("[\(fullName)]", Codec.self, value)
     }
 
+    /// Reads a `[full.name]` field's value into `fields`; giving the extension twice in one message throws.
     public func readText(from reader: inout TextFormatReader, into fields: inout UnknownFields) throws {
         try reader.claim(fieldNumber, "[\(fullName)]")
         setValue(try reader.readField(Codec.self), in: &fields)
@@ -74,17 +81,21 @@ public struct MessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMe
 
 /// A repeated extension: every occurrence, packed or not, in order.
 public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message>: AnyMessageExtension {
+    /// The extension's field number in the extended message.
     public let fieldNumber: Int
+    /// The extension's full protobuf name, as JSON and text format write it in brackets.
     public let fullName: String
     /// Whether values are written as one packed run (packable types, when the schema says).
     public let isPacked: Bool
 
+    /// A repeated extension of `Extended` with field `fieldNumber`; generated code makes one per repeated `extend` field.
     public init(fieldNumber: Int, fullName: String, isPacked: Bool) {
         self.fieldNumber = fieldNumber
         self.fullName = fullName
         self.isPacked = isPacked
     }
 
+    /// The full protobuf name of `Extended`.
     public var extendedMessageName: String { Extended.protoMessageName }
 
     func values(in fields: UnknownFields) -> [Codec.Value] {
@@ -132,6 +143,7 @@ public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message
         }
     }
 
+    /// Writes `"[full.name]": [ … ]` when `fields` hold at least one value; nothing otherwise.
     public func writeJSON(from fields: UnknownFields, to writer: inout JSONWriter) throws {
         let values = values(in: fields)
         guard !values.isEmpty else { return }
@@ -144,16 +156,19 @@ public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message
         writer.endArray()
     }
 
+    /// Reads a `"[full.name]"` member's array (or `null`, meaning none) and appends its values to `fields`.
     public func readJSON(from reader: inout JSONReader, into fields: inout UnknownFields) throws {
         var values: [Codec.Value] = []
         try reader.readRepeatedField(Codec.self, into: &values)
         appendValues(values, to: &fields)
     }
 
+    /// Writes each value as its own `[full.name]: value` line.
     public func writeText(from fields: UnknownFields, to writer: inout TextFormatWriter) {
         writer.writeRepeatedField("[\(fullName)]", Codec.self, values(in: fields))
     }
 
+    /// Reads a `[full.name]` field's value, or a `[a, b]` list, and appends to the values `fields` hold.
     public func readText(from reader: inout TextFormatReader, into fields: inout UnknownFields) throws {
         // Rewritten as one run, so the message equals one built through the subscript (its
         // equality compares the bytes); each further `[ext]: value` line costs a rewrite.
@@ -165,7 +180,9 @@ public struct RepeatedMessageExtension<Codec: ProtoFieldCodec, Extended: Message
 
 /// An extension of any type, as `ExtensionMap` holds it for JSON and text format.
 public protocol AnyMessageExtension: Sendable {
+    /// The extension's field number in the extended message.
     var fieldNumber: Int { get }
+    /// The extension's full protobuf name, such as `pkg.extension_int32`, as written inside brackets.
     var fullName: String { get }
     /// The full name of the message it extends.
     var extendedMessageName: String { get }

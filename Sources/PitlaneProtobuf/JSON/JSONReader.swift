@@ -11,6 +11,7 @@ public struct JSONReader {
     public let options: JSONDecodingOptions
     @usableFromInline var depth = 0
 
+    /// A reader at the start of `bytes`, UTF-8 JSON text, following `options`.
     public init(bytes: [UInt8], options: JSONDecodingOptions = .init()) {
         self.bytes = bytes
         self.options = options
@@ -72,6 +73,7 @@ public struct JSONReader {
         return true
     }
 
+    /// Reads the literal `true` or `false`; anything else (a string `"true"` included) throws.
     public mutating func readBool() throws -> Bool {
         _ = try peek()
         if consumeLiteral("true") { return true }
@@ -111,6 +113,7 @@ public struct JSONReader {
         return name
     }
 
+    /// Enters an array, counting nesting against the recursion limit; read its elements with ``nextElement()``.
     public mutating func beginArray() throws {
         try expect(UInt8(ascii: "["))
         depth += 1
@@ -154,6 +157,10 @@ public struct JSONReader {
 
     // MARK: Strings
 
+    /// Reads a JSON string with its escapes resolved (`\uD83D\uDE00` pairs included).
+    ///
+    /// - Throws: `ProtobufJSONError` when the next value is not a string, or the string is unterminated, holds a raw
+    ///   control character, a bad escape or an unpaired surrogate.
     public mutating func readString() throws -> String {
         guard try peek() == UInt8(ascii: "\"") else { throw error("expected a string, found \(describeNextValue())") }
         index += 1

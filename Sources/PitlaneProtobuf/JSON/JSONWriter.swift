@@ -13,6 +13,7 @@ public struct JSONWriter {
     @usableFromInline var depth = 0
     static let maxDepth = 100
 
+    /// An empty writer that follows `options`.
     public init(options: JSONEncodingOptions = .init()) {
         self.options = options
         bytes.reserveCapacity(128)
@@ -21,23 +22,27 @@ public struct JSONWriter {
     /// The UTF-8 JSON written so far.
     public var utf8Bytes: [UInt8] { bytes }
 
+    /// Writes `{`; the first member that follows takes no comma.
     public mutating func beginObject() {
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
         depth += 1
     }
 
+    /// Writes `}`, closing the innermost object.
     public mutating func endObject() {
         bytes.append(UInt8(ascii: "}"))
         needsComma = true
         depth -= 1
     }
 
+    /// Writes `[`; call ``separate()`` before each element.
     public mutating func beginArray() {
         bytes.append(UInt8(ascii: "["))
         needsComma = false
     }
 
+    /// Writes `]`, closing the innermost array.
     public mutating func endArray() {
         bytes.append(UInt8(ascii: "]"))
         needsComma = true
@@ -63,8 +68,10 @@ public struct JSONWriter {
         needsComma = true
     }
 
+    /// Writes `null`.
     public mutating func writeNull() { writeRaw("null") }
 
+    /// Writes `true` or `false`.
     public mutating func writeBool(_ value: Bool) { writeRaw(value ? "true" : "false") }
 
     /// Writes a JSON string, escaping what JSON requires.

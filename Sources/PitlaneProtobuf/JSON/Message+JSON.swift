@@ -7,12 +7,14 @@ public struct ProtobufJSONError: Error, Hashable, CustomStringConvertible {
     /// The message being read or written.
     public var messageName: String = ""
 
+    /// An error saying `reason` at byte `offset`; the top-level encode or decode call fills in `messageName`.
     public init(reason: String, offset: Int, messageName: String = "") {
         self.reason = reason
         self.offset = offset
         self.messageName = messageName
     }
 
+    /// The message name, the reason and the byte offset, on one line.
     public var description: String {
         "cannot convert \(messageName.isEmpty ? "message" : messageName) from JSON: \(reason) at byte \(offset)"
     }
@@ -53,6 +55,7 @@ public struct JSONEncodingOptions: Sendable {
     /// The extensions to write as `"[full.name]"` members; others are not written.
     public var extensions = ExtensionMap()
 
+    /// The defaults: JSON names, no default values printed, enums by name, well-known types only, no extensions.
     public init() {}
 }
 
@@ -67,10 +70,12 @@ public struct JSONDecodingOptions: Sendable {
     /// The extensions `"[full.name]"` members may name.
     public var extensions = ExtensionMap()
 
+    /// The defaults: unknown members are errors, nesting up to 100, well-known types only, no extensions.
     public init() {}
 }
 
 extension Message {
+    /// Writes the message as a JSON object of its fields, and of the extensions the writer's options list.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()
         try encodeJSONFields(to: &writer)
@@ -82,6 +87,10 @@ extension Message {
         writer.endObject()
     }
 
+    /// Reads a JSON object member by member into the fields they name, by JSON name or proto name.
+    ///
+    /// `"[full.name]"` members are read as the extensions the reader's options list. A member that names no field
+    /// throws `ProtobufJSONError`, unless `ignoreUnknownFields` is set, which skips it.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         try reader.beginObject()
         while let name = try reader.nextKey() {

@@ -11,6 +11,7 @@ public struct TextFormatEncodingOptions: Sendable {
     /// The extensions to write as `[full.name]: value`; others print as unknown fields.
     public var extensions = ExtensionMap()
 
+    /// The defaults: one field a line, unknown fields not printed, well-known types only, no extensions.
     public init() {}
 }
 
@@ -23,6 +24,7 @@ public struct TextFormatDecodingOptions: Sendable {
     /// The extensions `[full.name]` may name.
     public var extensions = ExtensionMap()
 
+    /// The defaults: nesting up to 100, well-known types only, no extensions.
     public init() {}
 }
 
@@ -34,8 +36,10 @@ public struct TextFormatDecodingError: Error, Hashable, CustomStringConvertible 
     public var reason: String
     /// Line and column of the offending token, both from 1.
     public var line: Int
+    /// The column of the offending token, counted in UTF-8 bytes from 1.
     public var column: Int
 
+    /// The message name, the reason and the `line:column` position, on one line.
     public var description: String {
         "cannot read \(messageName.isEmpty ? "message" : messageName) from text format: \(reason) at \(line):\(column)"
     }

@@ -4,6 +4,7 @@
 /// by each field's codec (`ProtoFieldCodec.readText`). A singular field or a oneof given
 /// twice in one message is an error, as in C++ and Python.
 public struct TextFormatReader {
+    /// How to read: recursion limit, the types an expanded `Any` may name, extensions.
     public let options: TextFormatDecodingOptions
     var scanner: TextFormatScanner
     var depth = 0

@@ -3,6 +3,7 @@
 /// Generated `encodeTextFields(to:)` methods call it field by field in number order; values
 /// are written by each field's codec (`ProtoFieldCodec.writeText`).
 public struct TextFormatWriter {
+    /// How to write: one line or many, unknown fields, the types an `Any` may hold, extensions.
     public let options: TextFormatEncodingOptions
     @usableFromInline var bytes: [UInt8] = []
     @usableFromInline var depth = 0
@@ -11,6 +12,7 @@ public struct TextFormatWriter {
     /// print as their bytes, since payloads opaque to the binary decoder may nest without end.
     static let maxDepth = 100
 
+    /// An empty writer that follows `options`.
     public init(options: TextFormatEncodingOptions = .init()) {
         self.options = options
     }

@@ -27,6 +27,7 @@ public struct AnyUnpackingError: Error, Hashable, CustomStringConvertible {
     /// The message name that was asked for.
     public var requested: String
 
+    /// Names the type URL held and the type requested.
     public var description: String {
         "cannot unpack an Any holding \(typeURL) as \(requested)"
     }

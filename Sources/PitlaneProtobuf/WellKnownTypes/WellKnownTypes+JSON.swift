@@ -11,6 +11,9 @@ extension Google_Protobuf_Timestamp: JSONSpecialForm {
     static let minimumSeconds: Int64 = -62_135_596_800
     static let maximumSeconds: Int64 = 253_402_300_799
 
+    /// Writes the timestamp as an RFC 3339 string in UTC with 0, 3, 6 or 9 fractional digits, like `"1972-01-01T10:00:20.021Z"`.
+    ///
+    /// - Throws: `ProtobufJSONError` when it lies outside 0001-01-01 to 9999-12-31, or `nanos` is not in `0..<1_000_000_000`.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         guard (Self.minimumSeconds...Self.maximumSeconds).contains(seconds), (0..<1_000_000_000).contains(nanos) else {
             throw ProtobufJSONError(reason: "Timestamp \(seconds)s \(nanos)ns is outside 0001-9999", offset: 0)
@@ -23,6 +26,9 @@ extension Google_Protobuf_Timestamp: JSONSpecialForm {
         writer.writeString(text + fractionalSeconds(nanos) + "Z")
     }
 
+    /// Reads an RFC 3339 string, with `Z` or a `±HH:MM` offset (converted to UTC) and up to nine fractional digits.
+    ///
+    /// - Throws: `ProtobufJSONError` when the string is malformed or outside 0001-01-01 to 9999-12-31.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         let start = reader.index
         let text = Array(try reader.readString().utf8)
@@ -67,6 +73,9 @@ extension Google_Protobuf_Duration: JSONSpecialForm {
     /// ±10,000 years, the range the Duration definition allows.
     static let maximumSeconds: Int64 = 315_576_000_000
 
+    /// Writes the duration as a string of seconds with an `s` and 0, 3, 6 or 9 fractional digits, like `"-1.500s"`.
+    ///
+    /// - Throws: `ProtobufJSONError` when it exceeds ±315,576,000,000 seconds or `seconds` and `nanos` differ in sign.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         guard abs(seconds) <= Self.maximumSeconds, abs(nanos) < 1_000_000_000,
             seconds == 0 || nanos == 0 || (seconds < 0) == (nanos < 0)
@@ -77,6 +86,7 @@ extension Google_Protobuf_Duration: JSONSpecialForm {
         writer.writeString(sign + String(abs(seconds)) + fractionalSeconds(abs(nanos)) + "s")
     }
 
+    /// Reads a string of seconds ending in `s`, like `"1.5s"` or `"-0.000001s"`, within ±315,576,000,000 seconds.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         let start = reader.index
         var scanner = DigitScanner(Array(try reader.readString().utf8))
@@ -93,6 +103,9 @@ extension Google_Protobuf_Duration: JSONSpecialForm {
 }
 
 extension Google_Protobuf_FieldMask: JSONSpecialForm {
+    /// Writes the paths as one string, each in lowerCamelCase, separated by commas: `"user.displayName,photo"`.
+    ///
+    /// - Throws: `ProtobufJSONError` for a path that does not survive the round trip to camel case and back.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         var camelPaths: [String] = []
         for path in paths {
@@ -105,6 +118,7 @@ extension Google_Protobuf_FieldMask: JSONSpecialForm {
         writer.writeString(camelPaths.joined(separator: ","))
     }
 
+    /// Reads a comma-separated string of lowerCamelCase paths, turning each into snake_case; an `_` in it throws.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         let text = try reader.readString()
         // The JSON form is lowerCamelCase: an underscore cannot come from any path.
@@ -119,6 +133,7 @@ extension Google_Protobuf_FieldMask: JSONSpecialForm {
 }
 
 extension Google_Protobuf_Struct: JSONSpecialForm {
+    /// Writes the fields as a plain JSON object, keys in byte-wise order.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()
         for (key, value) in fields.sorted(by: { ProtoStringKeyCodec.precedes($0.key, $1.key) }) {
@@ -128,6 +143,7 @@ extension Google_Protobuf_Struct: JSONSpecialForm {
         writer.endObject()
     }
 
+    /// Reads any JSON object, each member becoming an entry of `fields`.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         try reader.beginObject()
         while let key = try reader.nextKey() {
@@ -139,6 +155,7 @@ extension Google_Protobuf_Struct: JSONSpecialForm {
 }
 
 extension Google_Protobuf_ListValue: JSONSpecialForm {
+    /// Writes the values as a plain JSON array.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         writer.beginArray()
         for value in values {
@@ -148,6 +165,7 @@ extension Google_Protobuf_ListValue: JSONSpecialForm {
         writer.endArray()
     }
 
+    /// Reads any JSON array, appending each element to `values`.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         try reader.beginArray()
         while try reader.nextElement() {
@@ -159,6 +177,9 @@ extension Google_Protobuf_ListValue: JSONSpecialForm {
 }
 
 extension Google_Protobuf_Value: JSONSpecialForm {
+    /// Writes the value as the JSON value its kind names: `null`, a number, a string, a boolean, an object or an array.
+    ///
+    /// - Throws: `ProtobufJSONError` when no kind is set, or the number is NaN or infinite, which JSON cannot hold.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         switch kind {
         case .nullValue?: writer.writeNull()
@@ -175,6 +196,7 @@ extension Google_Protobuf_Value: JSONSpecialForm {
         }
     }
 
+    /// Reads any JSON value, setting the kind that matches it; every number becomes a `numberValue` double.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         switch try reader.peek() {
         case UInt8(ascii: "n"):
@@ -204,7 +226,9 @@ protocol WrapperMessage: Message, JSONSpecialForm {
 }
 
 extension WrapperMessage {
+    /// Writes the wrapped value alone, as a field of its type would be written: `"42"` for an `Int64Value`.
     public func encodeJSON(to writer: inout JSONWriter) throws { try Codec.writeJSON(value, to: &writer) }
+    /// Reads the bare value, as a field of the wrapped type reads it.
     public mutating func decodeJSON(from reader: inout JSONReader) throws { value = try Codec.readJSON(from: &reader) }
 }
 
@@ -221,6 +245,10 @@ extension Google_Protobuf_BytesValue: WrapperMessage { typealias Codec = ProtoBy
 // MARK: Any: the message with "@type"
 
 extension Google_Protobuf_Any: JSONSpecialForm {
+    /// Writes `{"@type": url, …}`: the packed message's fields, or its special form under `"value"`; `{}` when empty.
+    ///
+    /// - Throws: `ProtobufJSONError` when the writer's type registry does not know the type; `ProtobufDecodingError`
+    ///   when the packed bytes do not decode.
     public func encodeJSON(to writer: inout JSONWriter) throws {
         writer.beginObject()
         if !typeURL.isEmpty {
@@ -247,6 +275,10 @@ extension Google_Protobuf_Any: JSONSpecialForm {
         }
     }
 
+    /// Reads `{"@type": url, …}` (`"@type"` may come anywhere) and packs the message it describes.
+    ///
+    /// - Throws: `ProtobufJSONError` when the object has members but no `"@type"`, or the reader's type registry does
+    ///   not know the type.
     public mutating func decodeJSON(from reader: inout JSONReader) throws {
         // "@type" may come after the fields, so find it first, then read the object again.
         let start = reader.index

@@ -14,5 +14,6 @@ public struct HTTP1Limits: Sendable {
     /// Requests one connection may make; the last response says `connection: close`. Default 1,000.
     public var maxRequestsPerConnection = 1_000
 
+    /// The default limits: 16 KiB of head, 4 MiB + 5 bytes of body, 10 s head and 60 s idle timeouts, 1,000 requests.
     public init() {}
 }

@@ -6,11 +6,16 @@
 /// config.httpEndpoints["/healthz"] = HTTPEndpoint { .text(healthy ? 200 : 503, healthy ? "ok\n" : "not serving\n") }
 /// ```
 public struct HTTPEndpoint: Sendable {
+    /// The answer to one request: status, content type and body.
     public struct Response: Sendable {
+        /// The HTTP status code, such as 200 or 503.
         public var status: Int
+        /// The `content-type` header's value.
         public var contentType: String
+        /// The body bytes; left out of the answer to a `HEAD` request.
         public var body: [UInt8]
 
+        /// An answer with the given status, content type and body.
         public init(status: Int, contentType: String, body: [UInt8]) {
             self.status = status
             self.contentType = contentType
@@ -25,6 +30,7 @@ public struct HTTPEndpoint: Sendable {
 
     let respond: @Sendable () -> Response
 
+    /// An endpoint that calls `respond` for every `GET` or `HEAD` of its path; answers carry `cache-control: no-store`.
     public init(_ respond: @escaping @Sendable () -> Response) {
         self.respond = respond
     }

@@ -58,6 +58,8 @@ public final class WebSocket: Sendable {
 
 /// The connection is closing or closed: nothing more can be sent.
 public struct WebSocketClosed: Error, CustomStringConvertible {
+    /// Why the connection is closed, such as `the connection was lost`.
     public var reason: String
+    /// The reason, prefixed with "the WebSocket connection is closed".
     public var description: String { "the WebSocket connection is closed: \(reason)" }
 }

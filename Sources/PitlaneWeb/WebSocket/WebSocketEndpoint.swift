@@ -24,6 +24,7 @@ public struct WebSocketEndpoint: Sendable {
     /// keep it quick. The handler then runs, unless the server is shutting down.
     public var route: @Sendable (_ path: String) -> Handler?
 
+    /// An endpoint that asks `route` for each upgrade request's handler, with `limits` (default ``WebSocketLimits/init()``).
     public init(limits: WebSocketLimits = WebSocketLimits(), route: @escaping @Sendable (_ path: String) -> Handler?) {
         self.limits = limits
         self.route = route
@@ -47,5 +48,6 @@ public struct WebSocketLimits: Sendable {
     /// How long a closing connection waits for the client's close frame. Default 2 s.
     public var closeTimeout: Duration = .seconds(2)
 
+    /// The default limits: 64 KiB messages, 256 KiB unread and queued, 30 s idle, 2 s close timeout.
     public init() {}
 }

@@ -1,6 +1,8 @@
 /// One WebSocket message: text (valid UTF-8, checked on receipt) or binary.
 public enum WebSocketMessage: Sendable, Equatable {
+    /// A text message.
     case text(String)
+    /// A binary message.
     case binary([UInt8])
 
     /// Bytes the message accounts for in queues.
@@ -14,7 +16,9 @@ public enum WebSocketMessage: Sendable, Equatable {
 
 /// A close frame's status code (RFC 6455 §7.4.1).
 public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+    /// The code as sent in the close frame.
     public var rawValue: UInt16
+    /// The close code `rawValue`; any value is accepted, including ones without a named constant.
     public init(rawValue: UInt16) { self.rawValue = rawValue }
 
     /// 1000: the purpose of the connection is fulfilled.
@@ -32,5 +36,6 @@ public struct WebSocketCloseCode: RawRepresentable, Sendable, Hashable, CustomSt
     /// 1011: the server failed.
     public static let internalError = WebSocketCloseCode(rawValue: 1011)
 
+    /// The numeric code, such as `1000`.
     public var description: String { String(rawValue) }
 }

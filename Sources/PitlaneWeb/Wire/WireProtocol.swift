@@ -3,8 +3,10 @@ import PitlaneCore
 /// The web protocols a server speaks beside gRPC, which its HTTP/2 transport always serves;
 /// one port serves them all.
 public struct ServedProtocols: OptionSet, Sendable, Hashable {
+    /// The option bits: 2 for gRPC-Web, 4 for Connect.
     public let rawValue: UInt8
 
+    /// The set whose bits are `rawValue`.
     public init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
@@ -91,6 +93,7 @@ public struct CORSPolicy: Sendable {
     /// How long a browser may cache a preflight's answer. Default 2 h.
     public var maxAge: Duration
 
+    /// A policy allowing `allowedOrigins`, whose preflight answers browsers may cache for `maxAge` (default 7,200 s, 2 h).
     public init(allowedOrigins: Set<String>, maxAge: Duration = .seconds(7200)) {
         self.allowedOrigins = allowedOrigins
         self.maxAge = maxAge
