@@ -23,6 +23,7 @@ bootstrap:
 
 build: bootstrap
 	swift build -c release
+	swift build --package-path Services -c release
 
 # swiftkart-server on data/swiftkart.sqlite, then the swiftkart client against it.
 run: build
@@ -32,13 +33,14 @@ run: build
 # and 8180 (HTTP/1.1) in front; a demonstration, then until Ctrl-C from a terminal
 # (scripts/cluster says more). Builds the release server and its two CLIs only.
 cluster: bootstrap
-	swift build -c release --product orders-server
-	swift build -c release --product orders
-	swift build -c release --product chat
+	swift build --package-path Services -c release --product orders-server
+	swift build --package-path Services -c release --product orders
+	swift build --package-path Services -c release --product chat
 	@scripts/cluster
 
-# The Swift tests start the Python peers (Tests/Peers) themselves, one test target per process
-# under a time limit (scripts/test-swift says why); then every public declaration is checked
+# The Swift tests of both packages (the libraries at the root, the services in Services/) start
+# the Python peers (Tests/Peers) themselves, one test target per process under a time limit
+# (scripts/test-swift says why); then every public declaration is checked
 # for a doc comment; then Examples/Greeter proves a gRPC-only
 # program links no web or database library, and the Containerfile's build command runs here
 # exactly as written.
@@ -64,12 +66,12 @@ soak: build
 # The browser test (Tests/Peers/browser_peer.py) against the debug servers, keeping a PNG of
 # each page for the README.
 screenshots: bootstrap
-	swift build
-	.venv/bin/python Tests/Peers/browser_peer.py --bin .build/debug --screenshots docs/screenshots
+	swift build --package-path Services
+	.venv/bin/python Tests/Peers/browser_peer.py --bin Services/.build/debug --screenshots docs/screenshots
 
 # One format for every Swift file (.swift-format), applied and checked; generated *.pb.swift
 # files are left as the generator writes them.
-SWIFT_SOURCES = find Sources Tests Benchmarks Plugins Examples Fuzz Package.swift -name .build -prune -o -type f -name '*.swift' ! -name '*.pb.swift' -print0
+SWIFT_SOURCES = find Sources Tests Services Benchmarks Plugins Examples Fuzz Package.swift -name .build -prune -o -type f -name '*.swift' ! -name '*.pb.swift' -print0
 
 format:
 	$(SWIFT_SOURCES) | xargs -0 swift-format format --in-place --parallel
@@ -78,4 +80,4 @@ lint:
 	$(SWIFT_SOURCES) | xargs -0 swift-format lint --strict --parallel
 
 clean:
-	rm -rf .build
+	rm -rf .build Services/.build Examples/Greeter/.build

@@ -18,11 +18,10 @@ let package = Package(
         .library(name: "PitlaneHealth", targets: ["PitlaneHealth"]),
         .library(name: "PitlaneReflection", targets: ["PitlaneReflection"]),
         .library(name: "PitlaneErrorDetails", targets: ["PitlaneErrorDetails"]),
-        .executable(name: "swiftkart-server", targets: ["swiftkart-server"]),
-        .executable(name: "swiftkart", targets: ["swiftkart"]),
-        .executable(name: "orders-server", targets: ["orders-server"]),
-        .executable(name: "orders", targets: ["orders"]),
-        .executable(name: "chat", targets: ["chat"]),
+        .library(name: "PitlaneObservability", targets: ["PitlaneObservability"]),
+        .library(name: "PitlaneSQL", targets: ["PitlaneSQL"]),
+        .library(name: "PitlaneSQLite", targets: ["PitlaneSQLite"]),
+        .library(name: "PitlanePostgres", targets: ["PitlanePostgres"]),
         .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
         .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
     ],
@@ -77,102 +76,6 @@ let package = Package(
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite", "PitlaneSQL"]),
         .target(name: "PitlanePostgres", dependencies: ["CLibPQ", "PitlaneSQL"]),
 
-        // What the executables share: options, transport flags, termination signals.
-        .target(
-            name: "PitlaneCommandLine",
-            dependencies: [
-                "PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneHealth", "PitlaneObservability",
-                "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres",
-            ]),
-
-        // The browser app (races, order tracker, chat), served by the servers from their port.
-        .target(name: "WebApp", dependencies: ["PitlaneWeb"], resources: [.copy("Static")]),
-
-        // SwiftKart: the race schedule and live races (`make run`), its server and its client.
-        .target(
-            name: "SwiftKart",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
-            plugins: ["PitlaneGenerator"]
-        ),
-        .executableTarget(
-            name: "swiftkart-server",
-            dependencies: [
-                "SwiftKart", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "PitlaneCommandLine", "Pitlane", "WebApp",
-            ]),
-        .executableTarget(name: "swiftkart", dependencies: ["SwiftKart", "PitlaneCommandLine", "PitlaneObservability", "Pitlane"]),
-
-        // The live order tracker and the chat room: durable logs in SQLite, resumable streams,
-        // the reconnecting client (OrderStreamStore); one server for both, and their clients.
-        .target(
-            name: "Orders",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite", "PitlaneErrorDetails"],
-            plugins: ["PitlaneGenerator"]
-        ),
-        .target(
-            name: "LiveChat",
-            dependencies: ["Orders", "PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite"],
-            plugins: ["PitlaneGenerator"]
-        ),
-        .executableTarget(
-            name: "orders-server",
-            dependencies: [
-                "Orders", "LiveChat", "PitlaneCommandLine", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability", "Pitlane",
-                "WebApp",
-            ]),
-        .executableTarget(name: "orders", dependencies: ["Orders", "PitlaneCommandLine", "PitlaneObservability", "Pitlane"]),
-        .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", "Pitlane"]),
-
-        // Benchmark drivers (`make bench`).
-        .executableTarget(
-            name: "pitlane-protobuf-bench",
-            dependencies: ["PitlaneProtobuf"],
-            path: "Benchmarks/ProtobufBench",
-            plugins: ["PitlaneGenerator"]
-        ),
-
-        .executableTarget(
-            name: "pitlane-bench-server",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneWeb", "PitlaneObservability", "PitlaneProtobuf"],
-            path: "Benchmarks/GRPCBench",
-            plugins: ["PitlaneGenerator"]
-        ),
-
-        .executableTarget(
-            name: "pitlane-bench-client",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
-            path: "Benchmarks/GRPCBenchClient",
-            plugins: ["PitlaneGenerator"]
-        ),
-
-        // The testee of protobuf's conformance suite (Google's runner, or Tests/Peers/conformance_peer.py).
-        .executableTarget(
-            name: "pitlane-conformance-testee",
-            dependencies: ["PitlaneProtobuf"],
-            plugins: ["PitlaneGenerator"]
-        ),
-
-        .executableTarget(
-            name: "swiftkart-load",
-            dependencies: ["SwiftKart", "PitlaneCommandLine", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf"],
-            path: "Benchmarks/SwiftKartLoad"
-        ),
-
-        .executableTarget(
-            name: "orders-load",
-            dependencies: ["Orders", "PitlaneCommandLine", "PitlaneCore", "PitlaneHTTP2"],
-            path: "Benchmarks/OrdersLoad"
-        ),
-
-        // gRPC's interoperability tests: grpc.testing.TestService, the client's test cases, and
-        // thin executables over them.
-        .target(
-            name: "PitlaneInterop",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "PitlaneHealth", "PitlaneReflection", "PitlaneObservability"],
-            plugins: ["PitlaneGenerator"]
-        ),
-        .executableTarget(name: "pitlane-interop-server", dependencies: ["PitlaneInterop", "PitlaneHTTP2"]),
-        .executableTarget(name: "pitlane-interop-client", dependencies: ["PitlaneInterop"]),
-
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite", "CLibPQ"]
@@ -180,7 +83,7 @@ let package = Package(
         // Fixtures shared by the test targets: the echo service and its .proto.
         .target(
             name: "TestSupport",
-            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres", "CLinux"],
+            dependencies: ["PitlaneCore", "PitlaneProtobuf", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres"],
             path: "Tests/TestSupport",
             plugins: ["PitlaneGenerator"]
         ),
@@ -205,54 +108,10 @@ let package = Package(
             dependencies: ["PitlaneWeb", "PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]
         ),
         .testTarget(
-            name: "SwiftKartTests",
-            dependencies: [
-                "SwiftKart", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "swiftkart-server",
-                "swiftkart",
-                "PitlaneSQL",
-            ]
-        ),
-        .testTarget(
-            name: "InteropTests",
-            dependencies: ["PitlaneInterop", "PitlaneHTTP2", "PitlaneCore", "TestSupport"]
-        ),
-        .testTarget(
-            name: "OrdersTests",
-            dependencies: [
-                "Orders", "LiveChat", "PitlaneHealth", "PitlaneCore", "PitlaneHTTP2", "PitlaneProtobuf", "TestSupport", "ServiceHarness",
-                "orders-server", "orders", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres",
-            ]
-        ),
-        .testTarget(
-            name: "CommandLineTests",
-            dependencies: [
-                "swiftkart-server", "swiftkart", "orders-server", "orders", "chat", "swiftkart-load", "orders-load",
-                "pitlane-bench-server", "pitlane-bench-client", "pitlane-protobuf-bench", "pitlane-interop-server",
-                "pitlane-interop-client", "pitlane-conformance-testee",
-            ]
-        ),
-        .testTarget(
-            name: "LiveChatTests",
-            dependencies: ["LiveChat", "Orders", "PitlaneCore", "PitlaneHTTP2", "TestSupport", "ServiceHarness", "orders-server"]
-        ),
-        // The orders server as the services' tests start it (it serves the chat rooms too).
-        .target(
-            name: "ServiceHarness",
-            dependencies: [
-                "Orders", "LiveChat", "PitlaneCore", "PitlaneHTTP2", "PitlaneSQL", "PitlaneSQLite", "PitlanePostgres", "TestSupport",
-            ],
-            path: "Tests/ServiceHarness"
-        ),
-        .testTarget(
             name: "PitlaneObservabilityTests",
             dependencies: [
                 "PitlaneObservability", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneCore", "PitlaneHTTP2", "TestSupport",
-                "swiftkart-server", "orders-server", "pitlane-interop-server", "swiftkart", "orders",
             ]
-        ),
-        .testTarget(
-            name: "WebAppTests",
-            dependencies: ["TestSupport", "swiftkart-server", "orders-server", "orders", "chat"]
         ),
         .testTarget(
             name: "SeedPortTests",
@@ -267,7 +126,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PitlaneProtobufTests",
-            dependencies: ["PitlaneProtobuf", "TestSupport", "pitlane-conformance-testee"],
+            dependencies: ["PitlaneProtobuf", "TestSupport"],
             plugins: ["PitlaneGenerator"]
         ),
     ],

@@ -1,12 +1,12 @@
 """bench.v1 for the grpcio bench client and server: generates bench_pb2 and bench_pb2_grpc
-from Benchmarks/GRPCBench/bench.proto with grpc_tools and imports them."""
+from Services/Benchmarks/GRPCBench/bench.proto with grpc_tools and imports them."""
 import importlib
 import os
 import subprocess
 import sys
 import tempfile
 
-PROTOS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "GRPCBench")
+PROTOS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "Services", "Benchmarks", "GRPCBench")
 
 
 def load():

@@ -15,7 +15,7 @@ from pathlib import Path
 from google.protobuf.internal import api_implementation
 
 ROOT = Path(__file__).resolve().parents[2]
-PROTO = ROOT / "Benchmarks/ProtobufBench/bench_messages.proto"
+PROTO = ROOT / "Services/Benchmarks/ProtobufBench/bench_messages.proto"
 # The venv's protoc, because the runtime checks that the gencode's version matches its own.
 PROTOC = ROOT / ".venv/bin/protoc"
 # Operations between clock reads: about a millisecond of work either way.

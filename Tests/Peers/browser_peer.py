@@ -5,7 +5,7 @@ real servers, which serve the pages on the same port as their services.
   browser_peer.py --bin DIR [--screenshots DIR] [--only 0,1,2,3] [--web-root DIR]
 
 DIR holds the built executables (swiftkart-server, orders-server, orders, chat), e.g.
-.build/debug, with the pages beside them (Pitlane_WebApp.resources, copied by the build) or
+.build/debug, with the pages beside them (PitlaneServices_WebApp.resources, copied by the build) or
 from --web-root. Starts both servers on port 0 with temporary databases (swiftkart-server at
 --speed 10, so a short race ends within the run), and checks:
 
@@ -237,7 +237,7 @@ def page_json(browser, handle, element_id):
 # 0. the pages are served
 
 
-STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "Sources/WebApp/Static")
+STATIC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__)))), "Services/Sources/WebApp/Static")
 TYPES = {".html": "text/html", ".css": "text/css", ".js": "javascript"}
 
 
@@ -259,7 +259,7 @@ def check_served(world, report):
                 stale.append(path)
         report.check(f"0. {name} serves / and the {len(files)} page files with a browser's types", not wrong,
                      "; ".join(wrong[:4]) + (f" (+{len(wrong) - 4} more)" if len(wrong) > 4 else ""),
-                     *([f"differ from Sources/WebApp/Static (an older build?): {', '.join(stale)}"] if stale else []))
+                     *([f"differ from Services/Sources/WebApp/Static (an older build?): {', '.join(stale)}"] if stale else []))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -582,7 +582,7 @@ def main():
     parser.add_argument("--bin", required=True, help="directory of the built executables")
     parser.add_argument("--screenshots", help="directory for races.png, orders.png and chat.png")
     parser.add_argument("--only", help="comma-separated parts to run (0,1,2,3; default all)")
-    parser.add_argument("--web-root", help="serve the pages from DIR (e.g. Sources/WebApp/Static, to try edits without "
+    parser.add_argument("--web-root", help="serve the pages from DIR (e.g. Services/Sources/WebApp/Static, to try edits without "
                                            "a build) instead of the copy beside the executables")
     args = parser.parse_args()
     processes.install_cleanup()

@@ -71,7 +71,7 @@ import processes  # noqa: E402
 from peer_checks import Report, exit_now, expect, load  # noqa: E402
 from postgres import Postgres  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 STAFF = [("authorization", "Bearer staff-token")]
 UPSTREAM_HEADER = "x-pitlane-upstream"  # added by deploy/nginx.conf.template
@@ -894,7 +894,7 @@ class RaceWatcher:
 
 def start_kart_replicas(world):
     if world.kart_pb is None:
-        world.kart_pb, world.kart_rpc = load(os.path.join(ROOT, "Sources", "SwiftKart"), "swiftkart.proto")
+        world.kart_pb, world.kart_rpc = load(os.path.join(ROOT, "Services", "Sources", "SwiftKart"), "swiftkart.proto")
     for index in range(3):  # one after the other: the first creates the tables
         replica = Replica(world, index, "swiftkart-server", ["--speed", str(RACE_SPEED), "--seed", str(RACE_SEED)])
         world.kart_replicas.append(replica)

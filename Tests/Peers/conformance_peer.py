@@ -4,7 +4,7 @@ Google's conformance runner.
 
   conformance_peer.py --testee PATH [--count N] [--seed S] [--skip NAME ...]
 
-Compiles the schemas in Sources/pitlane-conformance-testee with the .venv's protoc and starts
+Compiles the schemas in Services/Sources/pitlane-conformance-testee with the .venv's protoc and starts
 the testee. Per case it writes a 4-byte little-endian length and a ConformanceRequest to the
 testee's stdin and reads a 4-byte little-endian length and a ConformanceResponse from its
 stdout. Outputs are parsed back by Python protobuf (json_format, text_format) and compared with
@@ -59,9 +59,9 @@ from google.protobuf import descriptor_pool, json_format, message_factory, text_
 from google.protobuf import empty_pb2, wrappers_pb2  # noqa: E402,F401  (Any payloads resolve)
 from google.protobuf.descriptor import FieldDescriptor as FD  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SCHEMAS = os.path.join(ROOT, "Sources", "pitlane-conformance-testee")
+SCHEMAS = os.path.join(ROOT, "Services", "Sources", "pitlane-conformance-testee")
 PROTOC = os.environ.get("PROTOC_PATH", os.path.join(ROOT, ".venv", "bin", "protoc"))
 P3 = "protobuf_test_messages.proto3.TestAllTypesProto3"
 P2 = "protobuf_test_messages.proto2.TestAllTypesProto2"

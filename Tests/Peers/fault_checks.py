@@ -41,7 +41,7 @@ import processes
 from peer_checks import describe_delivery, exit_now, load
 from processes import Child, Requests, start_server
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PYTHON = sys.executable
 STAFF = [("authorization", "Bearer staff-token")]
@@ -155,7 +155,7 @@ class World:
         self.servers = {}    # name -> (child, port)
         self.baseline = {}   # name -> proc_stats after warm-up
         proto_dir = os.path.join(ROOT, "Protos")
-        self.bench_pb, self.bench_rpc = load(os.path.join(ROOT, "Benchmarks/GRPCBench"), "bench.proto")
+        self.bench_pb, self.bench_rpc = load(os.path.join(ROOT, "Services/Benchmarks/GRPCBench"), "bench.proto")
         self.orders_pb, self.orders_rpc = load(proto_dir, "orders.proto")
         self.kart_pb, self.kart_rpc = load(proto_dir, "swiftkart.proto")
         self.health_pb, self.health_rpc = load(os.path.join(ROOT, "Sources/PitlaneHealth"), "health.proto")

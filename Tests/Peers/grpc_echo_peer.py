@@ -21,7 +21,7 @@ import grpc
 
 from peer_checks import Checks, expect, load
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PYTHON = sys.executable
 

@@ -65,7 +65,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, te
 import processes  # noqa: E402
 from peer_checks import Report, exit_now, expect, load, temporary_directory  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 WAIT = 10  # seconds for any one expected answer
 VERSIONS = ("v1", "v1alpha")

@@ -15,7 +15,7 @@ import tempfile
 
 import processes
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 SCRIPT = os.path.join(os.path.dirname(os.path.dirname(HERE)), "scripts", "postgres")
 
 

@@ -41,7 +41,7 @@ import tempfile
 from google.protobuf import json_format
 from google.protobuf.descriptor import FieldDescriptor
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 PROTOC = os.environ.get("PROTOC_PATH", os.path.join(ROOT, ".venv", "bin", "protoc"))
 

@@ -80,7 +80,7 @@ import grpc  # noqa: E402 (after its environment)
 import processes  # noqa: E402
 from peer_checks import Report, exit_now, expect, load, temporary_directory  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CALL = 10  # seconds for any one RPC while the collector is up
 EXPORT_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -865,7 +865,7 @@ class Run:
     def orders(self):
         def run(notes):
             _, trace_pb2 = otlp()
-            orders_pb, orders_rpc = load(os.path.join(ROOT, "Sources", "Orders"), "orders.proto")
+            orders_pb, orders_rpc = load(os.path.join(ROOT, "Services", "Sources", "Orders"), "orders.proto")
             child, port = processes.start_server(
                 [self.exe("orders-server"), "--port", "0", "--database", os.path.join(self.tmp, "orders.sqlite"),
                  "--otlp-endpoint", f"127.0.0.1:{self.collector.port}"], "orders-server")

@@ -47,7 +47,7 @@ from websockets.asyncio.client import connect as ws_connect  # noqa: E402
 import processes  # noqa: E402
 from peer_checks import exit_now, expect, load, temporary_directory  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.realpath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"  # RFC 6455, 1.3
 WAIT = 10  # seconds for any one expected arrival

@@ -2,8 +2,9 @@ import Foundation
 
 /// Where the Python peers (`Tests/Peers`) and their interpreter are, for any test target.
 public enum Peers {
-    /// The repository's root: this file is `Tests/TestSupport/Peers.swift`.
-    public static let repositoryRoot = URL(filePath: #filePath)
+    /// The repository's root: this file is `Tests/TestSupport/Peers.swift` (links resolved: the
+    /// services package reaches it through `Services/Tests/TestSupport`).
+    public static let repositoryRoot = URL(filePath: #filePath).resolvingSymlinksInPath()
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     /// The virtual environment's Python, with grpcio and the other peers' packages.
     public static let python = repositoryRoot.appending(path: ".venv/bin/python").path

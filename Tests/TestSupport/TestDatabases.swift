@@ -1,4 +1,3 @@
-import CLinux
 import Foundation
 import PitlanePostgres
 import PitlaneSQL
@@ -69,7 +68,7 @@ public enum TestPostgres {
     }
 
     private static func start() throws -> String {
-        let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = Peers.repositoryRoot
         let script = root.appending(path: "scripts/postgres").path
         let path = "/tmp/pitlane-pg-\(getpid())"
         let (status, output) = try runScript(script, ["start", path, "--fast"])
@@ -93,7 +92,7 @@ public enum TestPostgres {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_addclosefrom_np(&actions, 3)
+        _ = closeFrom(&actions, 3)
         let argv = ([script] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
@@ -115,3 +114,12 @@ private func stopTestPostgres() {
     _ = try? TestPostgres.runScript(script, ["stop", directory])
     try? FileManager.default.removeItem(atPath: directory)
 }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (the child closes every descriptor from
+/// the given one up), which Swift's Glibc module leaves out; looked up by name.
+private let closeFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+    guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+        fatalError("glibc 2.34 or newer is needed: posix_spawn_file_actions_addclosefrom_np is missing")
+    }
+    return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+}()
