@@ -129,6 +129,15 @@ let package = Package(
             dependencies: ["PitlaneProtobuf", "TestSupport"],
             plugins: ["PitlaneGenerator"]
         ),
+        // The articles' code samples (Sources/Pitlane/Pitlane.docc), compiled, checked against
+        // the articles, and the testing article's tests run.
+        .testTarget(
+            name: "DocumentationTests",
+            dependencies: [
+                "Pitlane", "PitlaneObservability", "PitlaneHealth", "PitlaneReflection", "PitlaneErrorDetails",
+            ],
+            plugins: ["PitlaneGenerator"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

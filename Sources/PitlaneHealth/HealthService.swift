@@ -61,7 +61,7 @@ public final class HealthService: Grpc_Health_V1_Health.SimpleServiceProtocol, S
 
     /// Answers `Check`: the service's status, NOT_SERVING while a dependency is unreachable.
     ///
-    /// - Throws: an ``RPCError`` with code `.notFound` when no status was set for `request.service`.
+    /// - Throws: an `RPCError` with code `.notFound` when no status was set for `request.service`.
     public func check(request: Grpc_Health_V1_HealthCheckRequest, context: ServerContext) async throws -> Grpc_Health_V1_HealthCheckResponse
     {
         guard let status = state.withLock({ $0.effective(request.service) }) else {

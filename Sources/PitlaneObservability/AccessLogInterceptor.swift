@@ -23,6 +23,9 @@ public struct AccessLogInterceptor: ServerInterceptor {
     private let format: Format
     private let write: @Sendable (String) -> Void
 
+    /// Creates an access log that writes a line per RPC in `format`.
+    ///
+    /// - Parameter format: JSON or logfmt.
     /// - Parameter write: receives each line; defaults to standard error.
     public init(
         format: Format,

@@ -13,7 +13,7 @@ import PitlaneCore
 ///
 /// A call makes one attempt, or more under a retry or hedging policy (the service config's or
 /// the call options'); each attempt counts. Message sizes are as on the wire, compressed when
-/// the call compresses (the transport's ``MessageWireCounts``; serialized sizes in process), as
+/// the call compresses (the transport's `MessageWireCounts`; serialized sizes in process), as
 /// on the server.
 ///
 /// Counting costs a few relaxed atomic adds and no lock: each method named at init has its

@@ -61,7 +61,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
 
     deinit { PQfinish(handle) }
 
-    /// Always ``SQLDialect/postgres``.
+    /// Always `SQLDialect.postgres`.
     public var dialect: SQLDialect { .postgres }
 
     /// False once the connection broke: the pool drops it instead of lending it again.
@@ -77,7 +77,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
 
     /// Runs `sql` as a simple query; it may hold several statements.
     ///
-    /// - Throws: ``DatabaseError``, classified by the server's SQLSTATE (`.unavailable` when the connection broke).
+    /// - Throws: `DatabaseError`, classified by the server's SQLSTATE (`.unavailable` when the connection broke).
     public func execute(_ sql: String) throws {
         noteSent(sql)
         try check(PQexec(handle, sql)).clear()
@@ -85,7 +85,7 @@ public final class PostgresConnection: SQLConnection, @unchecked Sendable {
 
     /// Runs `sql` with its `?` placeholders bound to `values`, preparing it on first use, and calls `row` for each result row.
     ///
-    /// - Throws: ``DatabaseError``, classified by the server's SQLSTATE, or whatever `row` throws.
+    /// - Throws: `DatabaseError`, classified by the server's SQLSTATE, or whatever `row` throws.
     public func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
         let result = try check(execute(sql, values))
         defer { result.clear() }

@@ -41,7 +41,7 @@ public final class PostgresDatabase: SQLDatabase {
         if connectNow { try withConnection { _ in } }
     }
 
-    /// Always ``SQLDialect/postgres``.
+    /// Always `SQLDialect.postgres`.
     public var dialect: SQLDialect { .postgres }
 
     /// Lends a pooled connection (opening one if none is idle) to `body`, blocking the calling thread while it waits and runs.
@@ -49,7 +49,7 @@ public final class PostgresDatabase: SQLDatabase {
     /// When a reused connection turns out dead at `body`'s first statement and that statement was a `BEGIN` or `SELECT`,
     /// `body` runs once more on a new connection, so it must be safe to repeat up to that point.
     ///
-    /// - Throws: ``DatabaseError`` `.busy` when too many callers wait or none is free within ``acquireTimeout``,
+    /// - Throws: `DatabaseError` `.busy` when too many callers wait or none is free within ``acquireTimeout``,
     ///   `.unavailable` when no connection can be opened, or whatever `body` throws.
     public func withConnection<T>(_ body: (any SQLConnection) throws -> T) throws -> T {
         guard waiting.add(1, ordering: .relaxed).newValue <= maxWaiting else {
@@ -98,7 +98,7 @@ public final class PostgresDatabase: SQLDatabase {
 
     /// Opens a new connection outside the pool, for session state such as advisory locks; it closes when released.
     ///
-    /// - Throws: ``DatabaseError`` `.unavailable` when the server cannot be reached.
+    /// - Throws: `DatabaseError` `.unavailable` when the server cannot be reached.
     public func openSession() throws -> (any SQLConnection)? { try PostgresConnection(settings) }
 
     /// Connections open and idle now, for metrics.

@@ -182,7 +182,7 @@ private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self
 extension SQLiteStatement: SQLRow {}
 
 extension SQLiteDatabase: SQLConnection {
-    /// Always ``SQLDialect/sqlite``.
+    /// Always `SQLDialect.sqlite`.
     public var dialect: SQLDialect { .sqlite }
 
     /// Runs `sql` with `values` bound, calling `row` for each result row; compiled statements are cached by SQL text
@@ -225,7 +225,7 @@ public final class SQLiteStore: SQLDatabase, @unchecked Sendable {
         connection = database
     }
 
-    /// Always ``SQLDialect/sqlite``.
+    /// Always `SQLDialect.sqlite`.
     public var dialect: SQLDialect { .sqlite }
 
     /// Lends the one connection to `body`, blocking while another caller holds it.

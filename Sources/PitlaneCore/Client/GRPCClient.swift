@@ -26,6 +26,7 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
     /// Creates a client over `transport`; ``runConnections()`` must run, in a task of its own, while it makes RPCs.
     ///
     /// - Parameters:
+    ///   - transport: the transport the client's RPCs run over.
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - retryBufferBytes: request bytes kept per RPC so it can be retried. Default 256 KiB.
     ///   - observer: told of every RPC's attempts and end (metrics: `ClientMetrics`). Default none.

@@ -15,6 +15,8 @@ public final class GRPCServer<Transport: ServerTransport>: Sendable {
     /// Creates a server for `services` on `transport`; it accepts RPCs once ``serve()`` runs.
     ///
     /// - Parameters:
+    ///   - transport: the transport that accepts the server's RPCs.
+    ///   - services: the services whose methods the server routes RPCs to.
     ///   - interceptors: applied to every RPC, the first outermost.
     ///   - maxRequestMessageBytes: larger requests fail with `.resourceExhausted`. Default 4 MiB.
     ///   - observer: told of every RPC's start and end (metrics). Default none.

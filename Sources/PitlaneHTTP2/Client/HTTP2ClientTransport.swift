@@ -104,7 +104,7 @@ public final class HTTP2ClientTransport: ClientTransport {
         /// within `timeout`. Default nil: no pings, as in gRPC.
         public var keepalive: Keepalive?
         /// The time connect and handshake timeouts, keepalive, backoff, deadlines, retry
-        /// backoff and hedging delays run on. Default real time; tests step a ``ManualClock``.
+        /// backoff and hedging delays run on. Default real time; tests step a `ManualClock`.
         public var timeSource = TimeSource.continuous
 
         /// How often the client pings its connection to learn that the server is still there, and how long it waits for the ACK.
@@ -169,7 +169,7 @@ public final class HTTP2ClientTransport: ClientTransport {
 
     /// A transport for `target`; nothing connects until the first RPC.
     ///
-    /// - Throws: a ``TLSError`` when TLS files are missing or invalid.
+    /// - Throws: a `TLSError` when TLS files are missing or invalid.
     public init(
         target: Target, security: Security = .plaintext, config: Config = .defaults, serviceConfig: ServiceConfig = ServiceConfig()
     ) throws {

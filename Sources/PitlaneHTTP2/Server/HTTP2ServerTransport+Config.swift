@@ -19,7 +19,7 @@ extension HTTP2ServerTransport {
         /// What every RPC may send and how responses are compressed.
         public var rpc = RPC()
         /// The time the preface, idle, age and ping-policy timers and RPC deadlines run on.
-        /// Default real time; tests step a ``ManualClock``.
+        /// Default real time; tests step a `ManualClock`.
         public var timeSource = TimeSource.continuous
         /// What the port serves beside gRPC over HTTP/2, plugged in by another module
         /// (PitlaneWeb's `config.web`). Default nil: gRPC over HTTP/2 alone.
@@ -33,7 +33,7 @@ extension HTTP2ServerTransport {
 
         /// The event loops connections and handlers run on.
         public struct EventLoops: Sendable {
-            /// Event loop threads. Default one per core (``System/coreCount``).
+            /// Event loop threads. Default one per core (`System.coreCount`).
             public var threads = System.coreCount
             /// How long an event loop out of work may poll for the next request before it
             /// sleeps. Default 200 µs; zero sleeps at once. The window adapts: it opens while

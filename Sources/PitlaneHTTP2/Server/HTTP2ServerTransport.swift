@@ -61,7 +61,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
     private let accepted = AcceptedWorkQueue()
 
     /// A transport for `address`. Certificate and key files are read in `listen`, which throws
-    /// a ``TLSError`` when they are missing or invalid.
+    /// a `TLSError` when they are missing or invalid.
     public init(address: Address, security: Security = .plaintext, config: Config = .defaults) {
         self.address = address
         self.security = security
@@ -90,7 +90,7 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
     /// Binds ``address`` and serves connections until ``beginGracefulShutdown()`` and the last RPC's handler returns.
     ///
-    /// Throws a ``TLSError`` when the certificate or key cannot be loaded, or a ``SocketAddressError`` or ``SocketError`` when
+    /// Throws a `TLSError` when the certificate or key cannot be loaded, or a `SocketAddressError` or `SocketError` when
     /// the address is invalid or cannot be bound;
     /// callers waiting on ``listeningAddress`` then get the same error.
     public func listen(

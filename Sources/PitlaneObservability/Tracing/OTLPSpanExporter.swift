@@ -12,8 +12,8 @@ public typealias OTLPSpan = Opentelemetry_Proto_Trace_V1_Span
 /// in batches. Recording never waits: spans wait in a bounded queue, and those that find it
 /// full (or whose batch the collector refused) are counted in ``droppedSpans``.
 ///
-/// Spans are sent while ``exporting(to:interval:body:)`` runs (or within
-/// ``withOTLPExporter(endpoint:serviceName:queueLimit:batchSize:interval:body:)``); recording
+/// Spans are sent while ``exporting(to:interval:isolation:body:)`` runs (or within
+/// ``withOTLPExporter(endpoint:serviceName:queueLimit:batchSize:interval:isolation:body:)``); recording
 /// before or after only queues them, up to the limit.
 public final class OTLPSpanExporter: Sendable {
     private struct Queue {

@@ -15,7 +15,7 @@ extension EventLoop {
     /// already passed runs in the next iteration, so a timer that keeps rescheduling itself
     /// cannot starve I/O.
     ///
-    /// On a ``ManualClock`` the timer is armed on the clock, and runs on the loop once the
+    /// On a `ManualClock` the timer is armed on the clock, and runs on the loop once the
     /// clock has been advanced past `deadline`.
     @discardableResult
     public func scheduleTimer(at deadline: ContinuousClock.Instant, _ task: @escaping () -> Void) -> TimerID {

@@ -39,10 +39,10 @@ public final class EventLoop: Sendable {
     private let thread = Mutex<PosixThread?>(nil)
 
     /// Starts a loop on a new thread named `name`, its timers on `timeSource` (real time by
-    /// default; on a ``ManualClock`` they fire as the clock is advanced).
+    /// default; on a `ManualClock` they fire as the clock is advanced).
     ///
     /// `idlePollLimit`: the longest a loop that ran out of work polls for more before it
-    /// sleeps (see ``IdlePolling``; the window adapts to the traffic, and closes while it is
+    /// sleeps (see `IdlePolling`; the window adapts to the traffic, and closes while it is
     /// sparse). Zero, the default, sleeps at once.
     public static func start(
         name: String = "pitlane-loop", timeSource: TimeSource = .continuous, idlePollLimit: Duration = .zero

@@ -17,6 +17,7 @@ public final class EventLoopGroup: Sendable {
     /// Starts `threads` loops named `"\(name)-0"`, `"\(name)-1"`, ….
     ///
     /// - Parameter threads: the number of loops, at least 1; defaults to ``System/coreCount``.
+    /// - Parameter name: the loops' thread names' prefix (the loop's number follows).
     /// - Throws: the first loop's failure to start, after shutting down those already started.
     /// - Parameter timeSource: the time the loops' timers run on; real time by default.
     /// - Parameter idlePollLimit: how long a loop out of work may poll before it sleeps; see

@@ -24,7 +24,7 @@ extension Socket {
 
     /// Writes as much of `buffers`, in order, as the socket takes now, in one gathering
     /// `sendmsg` (a `writev` that can pass `MSG_NOSIGNAL`). At most
-    /// ``maximumWriteBuffers`` buffers are written per call.
+    /// 1,024 buffers are written per call.
     ///
     /// - Returns: the number of bytes written, possibly fewer than given: keep the rest and
     ///   wait for writability. nil if the socket takes nothing now (`EAGAIN`).
@@ -53,7 +53,7 @@ extension Socket {
         }
     }
 
-    /// ``write(_:)`` for one buffer.
+    /// The gathering `write(_:)` for one buffer.
     public func write(_ buffer: UnsafeRawBufferPointer) throws(SocketError) -> Int? {
         try write([buffer])
     }

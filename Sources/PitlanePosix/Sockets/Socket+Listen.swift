@@ -7,6 +7,7 @@ extension Socket {
     /// linger in TIME_WAIT; port 0 picks a free port, read back from ``localAddress``. A
     /// Unix socket's path must not exist yet: remove a stale one first.
     ///
+    /// - Parameter address: where to listen: an IP address and port, or a Unix socket's path.
     /// - Parameter backlog: connections the kernel queues before ``accept()``; Linux caps it
     ///   at `net.core.somaxconn` (4096 by default).
     public static func listen(

@@ -7,7 +7,7 @@ import Glibc
 /// (or ``ConnectResult/inProgress``) and the caller waits for readiness on an
 /// ``EventLoop``. TCP sockets have `TCP_NODELAY` set, because gRPC frames are written whole
 /// and should leave at once. Writes never raise `SIGPIPE`: they use `sendmsg` with
-/// `MSG_NOSIGNAL`, so a peer that went away surfaces as `EPIPE` from ``write(_:)`` instead of
+/// `MSG_NOSIGNAL`, so a peer that went away surfaces as `EPIPE` from `write(_:)` instead of
 /// killing the process, and no process-wide signal disposition is touched.
 ///
 /// A socket is not `Sendable`: it belongs to one thread at a time, normally its loop's.

@@ -39,6 +39,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// An IPv4 address from dotted-decimal text such as `"127.0.0.1"` (no host names: see
     /// ``resolve(host:port:)``).
     ///
+    /// - Parameter address: the address, in dotted-decimal text.
     /// - Parameter port: 0 to 65535; 0 lets `listen` pick a free port.
     public static func ipv4(_ address: String, port: Int) throws(SocketAddressError) -> SocketAddress {
         let text = "\(address):\(port)"
@@ -53,6 +54,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
     /// An IPv6 address from text such as `"::1"`, optionally with a zone (`"fe80::1%eth0"`,
     /// `"fe80::1%2"`), without brackets.
     ///
+    /// - Parameter address: the address, in text, without brackets.
     /// - Parameter port: 0 to 65535; 0 lets `listen` pick a free port.
     public static func ipv6(_ address: String, port: Int) throws(SocketAddressError) -> SocketAddress {
         let text = "[\(address)]:\(port)"

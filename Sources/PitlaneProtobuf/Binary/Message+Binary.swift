@@ -29,6 +29,7 @@ extension Message {
     /// The message in protobuf binary format.
     ///
     /// - Parameter partial: encode even when required fields are missing.
+    /// - Parameter options: how to encode (deterministic map order, say).
     /// - Throws: `ProtobufEncodingError` when required fields are missing and `partial` is false.
     @inlinable
     public func serializedBytes(partial: Bool = false, options: EncodingOptions = .init()) throws -> [UInt8] {
