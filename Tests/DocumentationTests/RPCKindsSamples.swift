@@ -51,10 +51,8 @@ func callEveryKind(port: Int) async throws -> [String] {
         messages.append(reply.message)
 
         // Server streaming: the handler reads the replies while the call is open.
-        messages += try await greeter.lotsOfReplies(.with { $0.name = "Grace" }) { response in
-            var replies: [String] = []
-            for try await reply in response.messages { replies.append(reply.message) }
-            return replies
+        try await greeter.lotsOfReplies(.with { $0.name = "Grace" }) { response in
+            for try await reply in response.messages { messages.append(reply.message) }
         }
 
         // Client streaming: the request producer writes, the reply comes once it returns.
@@ -64,12 +62,10 @@ func callEveryKind(port: Int) async throws -> [String] {
         messages.append(summary.message)
 
         // Bidirectional: the request producer and the response handler run side by side.
-        messages += try await greeter.bidiHello { writer in
+        try await greeter.bidiHello { writer in
             for name in ["Edsger", "Barbara"] { try await writer.write(.with { $0.name = name }) }
         } onResponse: { response in
-            var replies: [String] = []
-            for try await reply in response.messages { replies.append(reply.message) }
-            return replies
+            for try await reply in response.messages { messages.append(reply.message) }
         }
     }
     return messages

@@ -2,8 +2,9 @@ import PitlaneCore
 import TestSupport
 import Testing
 
-/// A view model as SwiftUI code writes one: main-actor state, set inside the scoped client
-/// and inside the transport's stream scope, with no hop or `Sendable` closure in between.
+/// A view model as SwiftUI code writes one: main-actor state, set inside the scoped client,
+/// the calls' response handlers and the transport's stream scope, with no hop or `Sendable`
+/// closure in between.
 @MainActor
 private final class EchoModel {
     var replies: [String] = []
@@ -17,12 +18,23 @@ private final class EchoModel {
             try await withGRPCClient(transport: transport.client) { client in
                 let echo = Pitlane_Test_Echo_Echo.Client(wrapping: client)
                 replies.append(try await echo.get(.with { $0.text = "unary" }).text)
-                replies += try await echo.update { writer in
+                // Response handlers run on the main actor too: they append as messages come.
+                try await echo.update { writer in
                     for word in ["bi", "directional"] { try await writer.write(.with { $0.text = word }) }
                 } onResponse: { response in
-                    var texts: [String] = []
-                    for try await message in response.messages { texts.append(message.text) }
-                    return texts
+                    MainActor.assertIsolated()
+                    for try await message in response.messages { replies.append(message.text) }
+                }
+                try await echo.expand(
+                    .with {
+                        $0.text = "stream"
+                        $0.repeat = 2
+                    }
+                ) { response in
+                    for try await message in response.messages { replies.append(message.text) }
+                }
+                try await echo.get(request: ClientRequest(message: .with { $0.text = "handled" })) { response in
+                    replies.append(try response.message.text)
                 }
             }
         }
@@ -36,13 +48,14 @@ private final class EchoModel {
 
 @Suite("Main-actor callers", .timeLimit(.minutes(1)))
 struct MainActorCallerTests {
-    @Test("withGRPCClient runs its closure on the caller's actor: a main-actor model sets its state inside it")
+    @Test("withGRPCClient and response handlers run on the caller's actor: a main-actor model sets its state inside them")
     @MainActor
     func scopedClient() async throws {
         let model = EchoModel()
         try await model.load(from: InProcessTransport())
         #expect(model.replies.first == "unary")
-        #expect(model.replies.count == 3)
+        #expect(model.replies.count == 6)
+        #expect(model.replies.last == "handled")
     }
 
     @Test("a transport's stream scope runs on the caller's actor")

@@ -232,19 +232,23 @@ struct ServiceGenerator {
         let responseType =
             method.serverStreaming
             ? "\(core)StreamingClientResponse<\(method.output)>" : "\(core)ClientResponse<\(method.output)>"
-        let handler = "@escaping @Sendable (\(responseType)) async throws -> Result"
+        // The response handler runs in the caller's task and isolation (the client passes the
+        // caller's actor on), so it is neither escaping nor `@Sendable`: main-actor code may set
+        // its own state in it. A request producer runs beside it, in a task of its own.
+        let handler = "(\(responseType)) async throws -> Result"
         let options = "options: \(core)CallOptions = .defaults"
+        let isolation = "isolation: isolated (any _Concurrency.Actor)? = #isolation"
+        let serialization =
+            "serializer: \(core)CodecSerializer<\(method.input)>(client.messageCodec), deserializer: \(core)CodecDeserializer<\(method.output)>(client.messageCodec),"
 
         // The general form: a request value and a response handler.
         out.block(
-            "\(access)func \(method.swiftName)<Result: Sendable>(request: \(requestType), \(options), onResponse handleResponse: \(handler)) async throws -> Result {"
+            "\(access)func \(method.swiftName)<Result>(request: \(requestType), \(options), \(isolation), onResponse handleResponse: \(handler)) async throws -> Result {"
         ) { out in
             out.line("try await client.\(kind)(")
             out.line("    request: request, descriptor: \(descriptor(method)),")
-            out.line(
-                "    serializer: \(core)CodecSerializer<\(method.input)>(client.messageCodec), deserializer: \(core)CodecDeserializer<\(method.output)>(client.messageCodec),"
-            )
-            out.line("    options: options, onResponse: handleResponse")
+            out.line("    \(serialization)")
+            out.line("    options: options, isolation: isolation, onResponse: handleResponse")
             out.line(")")
         }
         out.line()
@@ -257,14 +261,22 @@ struct ServiceGenerator {
             : "\(core)ClientRequest(message: message, metadata: metadata)"
         let inputs = method.clientStreaming ? "\(metadata), \(options), \(producer)" : "_ message: \(method.input), \(metadata), \(options)"
         if method.serverStreaming {
+            let handled = method.clientStreaming ? "\(metadata), \(options), \(isolation), \(producer)" : "\(inputs), \(isolation)"
             out.block(
-                "\(access)func \(method.swiftName)<Result: Sendable>(\(inputs), onResponse handleResponse: \(handler)) async throws -> Result {"
+                "\(access)func \(method.swiftName)<Result>(\(handled), onResponse handleResponse: \(handler)) async throws -> Result {"
             ) { out in
-                out.line("try await \(method.swiftName)(request: \(makeRequest), options: options, onResponse: handleResponse)")
+                out.line(
+                    "try await \(method.swiftName)(request: \(makeRequest), options: options, isolation: isolation, onResponse: handleResponse)"
+                )
             }
         } else {
+            // The message alone needs no handler of the caller's: it is read on the call's task.
             out.block("\(access)func \(method.swiftName)(\(inputs)) async throws -> \(method.output) {") { out in
-                out.line("try await \(method.swiftName)(request: \(makeRequest), options: options) { try $0.message }")
+                out.line("try await client.\(kind)(")
+                out.line("    request: \(makeRequest), descriptor: \(descriptor(method)),")
+                out.line("    \(serialization)")
+                out.line("    options: options")
+                out.line(")")
             }
         }
     }

@@ -57,6 +57,53 @@ struct ClientRPCExecutor<Transport: ClientTransport>: Sendable {
         }
     }
 
+    /// Runs one RPC with `onResponse` in the caller's task and isolation, so it need not be
+    /// `Sendable` and may touch the caller's state (a main-actor model's, say).
+    ///
+    /// The RPC itself (interceptors, attempts, the deadline) runs as above in a child task on
+    /// the transport's executor, hands the response over, and keeps the call open until the
+    /// handler is done. A deadline that passes meanwhile ends the call's streams, so the handler
+    /// sees its reads fail, and the RPC fails with `.deadlineExceeded` whatever the handler
+    /// returned; an error the handler throws ends the RPC with it, as it would on the call's
+    /// own task.
+    func execute<In: Sendable, Out: Sendable, Result>(
+        request: StreamingClientRequest<In>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<In>, deserializer: some MessageDeserializer<Out>,
+        options: CallOptions, isolation: isolated (any Actor)?,
+        onResponse handleResponse: (StreamingClientResponse<Out>) async throws -> Result
+    ) async throws -> Result {
+        let handedOver = OneShot<Swift.Result<StreamingClientResponse<Out>, any Error>>()
+        let handled = OneShot<Swift.Result<Void, any Error>>()
+        return try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { call in
+            call.addTask {
+                do {
+                    try await execute(
+                        request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+                        options: options
+                    ) { response in
+                        handedOver.fulfil(.success(response))
+                        try await handled.value().get()
+                    }
+                } catch {
+                    handedOver.fulfil(.failure(error))
+                    throw error
+                }
+            }
+            let result: Result
+            do {
+                result = try await handleResponse(try await handedOver.value().get())
+            } catch {
+                handled.fulfil(.failure(error))
+                // The call's own ending (a deadline, say) explains the handler's error best.
+                try await call.waitForAll()
+                throw error
+            }
+            handled.fulfil(.success(()))
+            try await call.waitForAll()
+            return result
+        }
+    }
+
     /// One call's typed pieces.
     struct Call<Serializer: MessageSerializer, Deserializer: MessageDeserializer>: Sendable
     where Serializer.Message: Sendable, Deserializer.Message: Sendable {

@@ -96,82 +96,173 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
     /// How the transport writes messages: generated clients serialize to match.
     public var messageCodec: MessageCodec { transport.messageCodec }
 
+    // The handlers below run in the caller's task and isolation (a main-actor caller may set
+    // its own state in them); request producers run beside them in tasks of their own, so they
+    // are `@Sendable`.
+
     /// A bidirectional-streaming RPC; every other kind is a special case of it.
-    public func bidirectionalStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
+    ///
+    /// - Parameters:
+    ///   - request: the metadata and the producer of the request messages.
+    ///   - descriptor: the method.
+    ///   - serializer: writes request messages in the transport's codec.
+    ///   - deserializer: reads response messages in the transport's codec.
+    ///   - options: the call's options; the service config fills in what they leave unset.
+    ///   - isolation: the caller's actor, inherited; leave it to its default.
+    ///   - handleResponse: reads the response while the call is open; runs where the caller does.
+    /// - Returns: what `handleResponse` returns.
+    public func bidirectionalStreaming<Request: Sendable, Response: Sendable, Result>(
         request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
         serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
-        options: CallOptions = .defaults,
-        onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+        options: CallOptions = .defaults, isolation: isolated (any Actor)? = #isolation,
+        onResponse handleResponse: (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
         try await run(
             request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
-            options: options.with { $0.rpcKind = .bidirectionalStreaming }, onResponse: handleResponse)
+            options: options.with { $0.rpcKind = .bidirectionalStreaming }, isolation: isolation, onResponse: handleResponse)
     }
 
-    private func run<Request: Sendable, Response: Sendable, Result: Sendable>(
+    private func run<Request: Sendable, Response: Sendable, Result>(
         request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
         serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
-        options: CallOptions,
-        onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+        options: CallOptions, isolation: isolated (any Actor)?,
+        onResponse handleResponse: (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
         try enterRPC()
         defer { leaveRPC() }
         return try await executor.execute(
             request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
-            options: options, onResponse: handleResponse
+            options: options, isolation: isolation, onResponse: handleResponse
         )
     }
 
     /// A server-streaming RPC: one request, a stream of responses.
-    public func serverStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
+    ///
+    /// - Parameters:
+    ///   - request: the metadata and the request message.
+    ///   - descriptor: the method.
+    ///   - serializer: writes the request message in the transport's codec.
+    ///   - deserializer: reads response messages in the transport's codec.
+    ///   - options: the call's options; the service config fills in what they leave unset.
+    ///   - isolation: the caller's actor, inherited; leave it to its default.
+    ///   - handleResponse: reads the responses while the call is open; runs where the caller does.
+    /// - Returns: what `handleResponse` returns.
+    public func serverStreaming<Request: Sendable, Response: Sendable, Result>(
         request: ClientRequest<Request>, descriptor: MethodDescriptor,
         serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
-        options: CallOptions = .defaults,
-        onResponse handleResponse: @escaping @Sendable (StreamingClientResponse<Response>) async throws -> Result
+        options: CallOptions = .defaults, isolation: isolated (any Actor)? = #isolation,
+        onResponse handleResponse: (StreamingClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
         try await run(
             request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
-            deserializer: deserializer, options: options.with { $0.rpcKind = .serverStreaming }, onResponse: handleResponse
+            deserializer: deserializer, options: options.with { $0.rpcKind = .serverStreaming }, isolation: isolation,
+            onResponse: handleResponse
         )
     }
 
     /// A client-streaming RPC: a stream of requests, one response.
-    public func clientStreaming<Request: Sendable, Response: Sendable, Result: Sendable>(
+    ///
+    /// - Parameters:
+    ///   - request: the metadata and the producer of the request messages.
+    ///   - descriptor: the method.
+    ///   - serializer: writes request messages in the transport's codec.
+    ///   - deserializer: reads the response message in the transport's codec.
+    ///   - options: the call's options; the service config fills in what they leave unset.
+    ///   - isolation: the caller's actor, inherited; leave it to its default.
+    ///   - handleResponse: reads the response; runs where the caller does.
+    /// - Returns: what `handleResponse` returns.
+    public func clientStreaming<Request: Sendable, Response: Sendable, Result>(
         request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
         serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
-        options: CallOptions = .defaults,
-        onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
-    ) async throws -> Result {
-        try await collecting(
-            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
-            options: options.with { $0.rpcKind = .clientStreaming }, onResponse: handleResponse)
-    }
-
-    private func collecting<Request: Sendable, Response: Sendable, Result: Sendable>(
-        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
-        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
-        options: CallOptions,
-        onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
+        options: CallOptions = .defaults, isolation: isolated (any Actor)? = #isolation,
+        onResponse handleResponse: (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
         try await run(
-            request: request, descriptor: descriptor, serializer: serializer,
-            deserializer: deserializer, options: options
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+            options: options.with { $0.rpcKind = .clientStreaming }, isolation: isolation
         ) { response in
             try await handleResponse(await ClientResponse(collecting: response))
         }
     }
 
+    /// A client-streaming RPC's response message: a stream of requests, one response; throws
+    /// the RPC's error.
+    ///
+    /// - Parameters:
+    ///   - request: the metadata and the producer of the request messages.
+    ///   - descriptor: the method.
+    ///   - serializer: writes request messages in the transport's codec.
+    ///   - deserializer: reads the response message in the transport's codec.
+    ///   - options: the call's options; the service config fills in what they leave unset.
+    /// - Returns: the response message.
+    public func clientStreaming<Request: Sendable, Response: Sendable>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions = .defaults
+    ) async throws -> Response {
+        try await message(
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
+            options: options.with { $0.rpcKind = .clientStreaming })
+    }
+
     /// A unary RPC: one request, one response.
-    public func unary<Request: Sendable, Response: Sendable, Result: Sendable>(
+    ///
+    /// - Parameters:
+    ///   - request: the metadata and the request message.
+    ///   - descriptor: the method.
+    ///   - serializer: writes the request message in the transport's codec.
+    ///   - deserializer: reads the response message in the transport's codec.
+    ///   - options: the call's options; the service config fills in what they leave unset.
+    ///   - isolation: the caller's actor, inherited; leave it to its default.
+    ///   - handleResponse: reads the response; runs where the caller does.
+    /// - Returns: what `handleResponse` returns.
+    public func unary<Request: Sendable, Response: Sendable, Result>(
         request: ClientRequest<Request>, descriptor: MethodDescriptor,
         serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
-        options: CallOptions = .defaults,
-        onResponse handleResponse: @escaping @Sendable (ClientResponse<Response>) async throws -> Result
+        options: CallOptions = .defaults, isolation: isolated (any Actor)? = #isolation,
+        onResponse handleResponse: (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await collecting(
+        try await run(
             request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
-            deserializer: deserializer, options: options.with { $0.rpcKind = .unary }, onResponse: handleResponse
-        )
+            deserializer: deserializer, options: options.with { $0.rpcKind = .unary }, isolation: isolation
+        ) { response in
+            try await handleResponse(await ClientResponse(collecting: response))
+        }
+    }
+
+    /// A unary RPC's response message; throws the RPC's error.
+    ///
+    /// - Parameters:
+    ///   - request: the metadata and the request message.
+    ///   - descriptor: the method.
+    ///   - serializer: writes the request message in the transport's codec.
+    ///   - deserializer: reads the response message in the transport's codec.
+    ///   - options: the call's options; the service config fills in what they leave unset.
+    /// - Returns: the response message.
+    public func unary<Request: Sendable, Response: Sendable>(
+        request: ClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions = .defaults
+    ) async throws -> Response {
+        try await message(
+            request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
+            deserializer: deserializer, options: options.with { $0.rpcKind = .unary })
+    }
+
+    /// The single response message of a unary or client-streaming RPC, read on the call's own
+    /// task (no handler of the caller's to run where the caller is).
+    private func message<Request: Sendable, Response: Sendable>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions
+    ) async throws -> Response {
+        try enterRPC()
+        defer { leaveRPC() }
+        return try await executor.execute(
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer, options: options
+        ) { response in
+            try await ClientResponse(collecting: response).message
+        }
     }
 }
 
