@@ -11,9 +11,11 @@ The protocol (that of a Node.js `ws` chat server): ws://HOST:P/ is the default r
 ws://HOST:P/rooms/NAME the room NAME (the gRPC room NAME). Clients send text frames
 {"id": "<their own id>", "nickname": "...", "text": "..."}; everyone in the room, the sender
 included, gets {"id", "nickname", "text"} in the room's one order (a gRPC sender's id is its
-nickname). Joins and leaves (of gRPC participants, and of WebSocket clients once their first
-message names them) come as {"id": "server", "nickname": "server", "text": "NICK joined"} /
-"NICK left"; a bad message gets such a notice, to its sender only.
+nickname). Joins and leaves come as {"id": "server", "nickname": "server", "text": ...} to everyone
+in the room: a WebSocket client's in the seed server's words with the room's count, the moment
+it connects (the newcomer hears it too) and when it closes ("새로운 유저가 접속했습니다. 현재 유저 N
+명", "유저 한명이 떠났습니다. 현재 유저 N 명"); a gRPC participant's as "NICK joined" / "NICK left".
+A bad message gets such a notice, to its sender only.
 
 Checks: 1 the seed protocol (and that a client is in its room once its handshake is done),
 2 one order for 1,000 messages from 10 clients sent at once (and paced), also as a gRPC client
@@ -110,6 +112,16 @@ def short(data, limit=160):
 
 def payload(ident, nickname, text):
     return json.dumps({"id": ident, "nickname": nickname, "text": text})
+
+
+def joined_notice(count):
+    """The seed server's notice of a connection: "a new user connected, N users now"."""
+    return f"새로운 유저가 접속했습니다. 현재 유저 {count} 명"
+
+
+def left_notice(count):
+    """The seed server's notice of a close: "a user left, N users now"."""
+    return f"유저 한명이 떠났습니다. 현재 유저 {count} 명"
 
 
 def is_notice(message):
@@ -250,6 +262,12 @@ class GrpcChatter:
         change = self.world.chat_pb.Presence.Change
         return [(event.presence.nickname, change.Name(event.presence.change)) for event in self.events
                 if event.WhichOneof("event") == "presence"]
+
+    def counted_presences(self):
+        """(nickname, change, participants) of each presence event."""
+        change = self.world.chat_pb.Presence.Change
+        return [(event.presence.nickname, change.Name(event.presence.change), event.presence.participants)
+                for event in self.events if event.WhichOneof("event") == "presence"]
 
     async def wait_until(self, predicate, what, timeout=WAIT):
         try:
@@ -402,6 +420,14 @@ class RawWS:
         expect(status == 101 and headers.get("sec-websocket-accept") == [accept],
                f"handshake for {path}: {short(head, 400)}, expected 101 with Sec-WebSocket-Accept {accept}")
         self.sent = []
+
+    def expect_alone_notice(self):
+        """Reads the first frame, which in a room of its own is the seed server's notice of
+        this very connection, counting one user."""
+        frame = self.next_frame(5)
+        want = json.dumps({"id": "server", "nickname": "server", "text": joined_notice(1)}, ensure_ascii=False)
+        expect(frame is not None and frame.opcode == TEXT and json.loads(frame.payload) == json.loads(want),
+               f"the first frame of a connection alone in its room: {describe_frame(frame) if frame else None}, expected {want}")
 
     def send(self, data):
         """Sends bytes; False if the server had already closed (EPIPE, reset)."""
@@ -751,13 +777,20 @@ def presence_both_ways(world):
     async def run(notes):
         room = fresh("presence")
         g = await world.grpc(room, "grpc-g")
-        w1, w2 = await world.ws(room, "w1"), await world.ws(room, "w2")
+        # As the seed's server does: every client hears each connection at once, with the count
+        # (the gRPC participant counts too), the newcomer included; before any message.
+        w1 = await world.ws(room, "w1")
+        await w1.wait_for_notice(joined_notice(2))
+        await g.wait_until(lambda g: ("", "CHANGE_JOINED", 2) in g.counted_presences(), "an anonymous Presence JOINED, 2 here")
+        w2 = await world.ws(room, "w2")
+        for client in (w1, w2):
+            await client.wait_for_notice(joined_notice(3))
+        await g.wait_until(lambda g: ("", "CHANGE_JOINED", 3) in g.counted_presences(), "an anonymous Presence JOINED, 3 here")
         try:
             await settle([w2])
             await w1.say("naming myself")
             await w1.wait_for_text("naming myself", w1.nickname)
-            await g.wait_until(lambda g: (w1.nickname, "CHANGE_JOINED") in g.presences(), f"Presence JOINED {w1.nickname}")
-            await w2.wait_for_notice(f"{w1.nickname} joined")
+            expect(f"{w1.nickname} joined" not in w2.notices(), f"{w2.nickname} heard a named join the seed never sends")
             g2 = await world.grpc(room, "grpc-h")
             notes.append(f"the second gRPC client's Joined.participants: {list(g2.joined.participants)}")
             for client in (w1, w2):
@@ -768,8 +801,8 @@ def presence_both_ways(world):
                 await client.wait_for_notice(f"{g2.nickname} left")
             await g.wait_until(lambda g: (g2.nickname, "CHANGE_LEFT") in g.presences(), f"Presence LEFT {g2.nickname}")
             await w1.close()
-            await g.wait_until(lambda g: (w1.nickname, "CHANGE_LEFT") in g.presences(), f"Presence LEFT {w1.nickname}")
-            await w2.wait_for_notice(f"{w1.nickname} left")
+            await g.wait_until(lambda g: ("", "CHANGE_LEFT", 2) in g.counted_presences(), "an anonymous Presence LEFT, 2 here")
+            await w2.wait_for_notice(left_notice(2))
             problems = w2.shape_problems()
             expect(not problems, f"{w2.nickname} got {problems[:1]}")
             notes.append(f"{w2.nickname} got notices {w2.notices()}; gRPC presences {g.presences()}")
@@ -796,6 +829,7 @@ def raw_ping(world):
     def run_sync():
         raw = RawWS(world.port, f"/rooms/{fresh('ping')}")
         try:
+            raw.expect_alone_notice()
             data = os.urandom(125)
             raw.send(encode_frame(PING, data))
             frame = raw.next_frame(5)
@@ -849,6 +883,7 @@ def close_case(world, frames, code, what, name_first=False):
     def run_sync():
         raw = RawWS(world.port, f"/rooms/{fresh('close')}")
         try:
+            raw.expect_alone_notice()
             if name_first:
                 raw.send(encode_frame(TEXT, payload("raw-id", fresh("raw"), "hello").encode()))
                 echo = raw.next_frame(5)
@@ -921,6 +956,7 @@ def at_the_limit(world):
         assert len(data) == limit
         raw = RawWS(world.port, f"/rooms/{fresh('limit')}")
         try:
+            raw.expect_alone_notice()
             raw.send(encode_frame(TEXT, data))
             raw.send(encode_frame(PING, b"still there?"))
             seen = []
@@ -965,6 +1001,8 @@ def slow_reader(world):
             await settle([observer, *senders])
             raw.send(encode_frame(TEXT, payload("slow-id", slow_nick, "I will never read").encode()))
             await observer.wait_for_text("I will never read", slow_nick)
+            # The room is the observer, two senders and the slow client: its leaving leaves three.
+            slow_left = left_notice(3)
             text = "z" * 3000
             round_size, rounds, sent, tripped = 50, 80, 0, False
             started = time.monotonic()
@@ -976,7 +1014,7 @@ def slow_reader(world):
                 loud = {sender.nickname for sender in senders}
                 await observer.wait_until(lambda _m, want=sent: sum(1 for c in observer.chats() if c[1] in loud) >= want,
                                           f"{sent} messages", 60)
-                if f"{slow_nick} left" in observer.notices():
+                if slow_left in observer.notices():
                     tripped = True
                     break
                 if time.monotonic() - started > 90:
@@ -988,10 +1026,10 @@ def slow_reader(world):
             notes.append(f"the slow client then read {len(frames)} frames; "
                          + (f"close {describe_frame(closes[0])}" if closes else "no close frame") + f"; connection {end}")
             expect(end != "open" or closes, f"the slow client is still connected after {sent} messages "
-                   f"(no '{slow_nick} left' notice; {len(frames)} frames drained, no close)")
+                   f"(no {slow_left!r} notice; {len(frames)} frames drained, no close)")
             if closes:
                 expect(close_code(closes[0]) == 1008, f"closed with {describe_frame(closes[0])}, expected 1008")
-            expect(tripped, f"the slow client was closed ({end}) but the room heard no '{slow_nick} left'")
+            expect(tripped, f"the slow client was closed ({end}) but the room heard no {slow_left!r}")
             for client in [observer, *senders]:
                 expect(client.closed is None, f"{client.nickname}, which reads, was closed too: {client.closed}")
             await senders[0].say("still serving?")

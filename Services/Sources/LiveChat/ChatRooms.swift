@@ -133,19 +133,25 @@ public final class ChatRooms: Sendable {
                     }
                 })
             for message in history { participant.mailbox.offer(.with { $0.message = message }) }
-            Self.broadcast(Self.presence(nickname, .joined), to: room, except: participant.key, in: &rooms)
+            let joined = Self.presence(nickname, .joined, in: room, rooms)
+            Self.broadcast(joined, to: room, except: participant.key, in: &rooms)
             return participant
         }
     }
 
     /// Enters `room` without a nickname, as a client of the seed's WebSocket chat does: it
-    /// receives what is said from now on; the room hears of it once it says something.
+    /// receives what is said from now on. Everyone in the room, the newcomer included, hears
+    /// at once that someone came (a presence without a nickname, with the room's count), as
+    /// the seed's server tells every client of each connection; its leaving is told the same
+    /// way. Its nickname, taken from its first message, names its messages, not its presence.
     public func listen(room: String, mailbox: BoundedMailbox<ChatEvent>) -> Participant {
         rooms.withLock { rooms in
             // Unreachable database: the room's position is learnt at its next message.
             _ = try? catchUp(room, in: &rooms)
             let participant = Participant(room: room, nickname: nil, mailbox: mailbox, key: rooms.makeKey())
             rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nil)
+            let came = Self.presence("", .joined, in: room, rooms)
+            Self.broadcast(came, to: room, except: nil, in: &rooms)
             return participant
         }
     }
@@ -240,12 +246,8 @@ public final class ChatRooms: Sendable {
                             continue
                         }
                         if let named = request.nickname, member.nickname != named {
-                            let first = member.nickname == nil
                             member.nickname = named
                             rooms.members[room]?[request.participant.key] = member
-                            if first {
-                                Self.broadcast(Self.presence(named, .joined), to: room, except: request.participant.key, in: &rooms)
-                            }
                         }
                         // The room's counter row stays locked until the commit: ids are the room's one order.
                         let id =
@@ -387,7 +389,10 @@ public final class ChatRooms: Sendable {
             rooms.members[room] = nil
             rooms.delivered[room] = nil
         }
-        if let nickname = member.nickname { broadcast(presence(nickname, .left), to: room, except: nil, in: &rooms) }
+        // A listener leaves as it came, without a nickname.
+        let nickname = member.participant.nickname == nil ? "" : member.nickname ?? ""
+        let left = presence(nickname, .left, in: room, rooms)
+        broadcast(left, to: room, except: nil, in: &rooms)
     }
 
     /// The last `count` messages of `room` up to id `through`, oldest first.
@@ -468,12 +473,17 @@ public final class ChatRooms: Sendable {
         return hasSender > 0 ? 2 : 1
     }
 
-    private static func presence(_ nickname: String, _ change: Chat_V1_Presence.Change) -> ChatEvent {
-        .with {
+    /// A presence change in `room`, counting who is in it here once the change is made.
+    private static func presence(
+        _ nickname: String, _ change: Chat_V1_Presence.Change, in room: String, _ rooms: borrowing Rooms
+    ) -> ChatEvent {
+        let count = rooms.members[room]?.count ?? 0
+        return .with {
             $0.presence = .with {
                 $0.nickname = nickname
                 $0.change = change
                 $0.at = now()
+                $0.participants = UInt32(count)
             }
         }
     }

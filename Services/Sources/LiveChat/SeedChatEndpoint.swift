@@ -10,8 +10,9 @@ import PitlaneWeb
 /// - A client sends text frames `{"id": …, "nickname": …, "text": …}`; everyone in the room,
 ///   the sender included, gets each message as the same JSON, in the room's one order, stored
 ///   with the gRPC clients' messages. A gRPC client's messages carry its nickname as `id`.
-/// - Joins and leaves come as messages from `"id": "server"`: gRPC participants as they join
-///   and leave; WebSocket clients once their first message names them, and when they go.
+/// - Joins and leaves come as messages from `"id": "server"`, to everyone in the room: a
+///   WebSocket client's as the seed's server words them, with the room's count, the moment it
+///   connects (the newcomer hears it too) and when it closes; a gRPC participant's by nickname.
 /// - A message that is not such JSON (malformed, a field missing or of the wrong type, a
 ///   binary frame) gets a `"server"` notice naming the problem, to its sender only; invalid
 ///   UTF-8 closes the connection with 1007.
@@ -108,6 +109,11 @@ public enum SeedChatEndpoint {
             return json(
                 id: message.senderID.isEmpty ? message.nickname : message.senderID,
                 nickname: message.nickname, text: message.text)
+        case .presence(let presence) where presence.nickname.isEmpty:
+            // A client of this protocol, in the seed server's words: "a new user connected, N
+            // users now" and "a user left, N users now".
+            let count = presence.participants
+            return notice(presence.change == .joined ? "새로운 유저가 접속했습니다. 현재 유저 \(count) 명" : "유저 한명이 떠났습니다. 현재 유저 \(count) 명")
         case .presence(let presence):
             return notice("\(presence.nickname) \(presence.change == .joined ? "joined" : "left")")
         case .joined, nil:

@@ -74,7 +74,8 @@ do {
                 case .message(let message):
                     say("[\(clockTime(message.sentAt))] \(message.nickname): \(message.text)")
                 case .presence(let presence):
-                    say("-- \(presence.nickname) \(presence.change == .joined ? "joined" : "left")")
+                    let who = presence.nickname.isEmpty ? "a WebSocket client" : presence.nickname
+                    say("-- \(who) \(presence.change == .joined ? "joined" : "left") (\(presence.participants) here)")
                 case nil:
                     break
                 }

@@ -46,6 +46,21 @@ struct SeedChatTests {
         #expect(SeedChatEndpoint.frame(for: .with { $0.joined = .with { $0.room = "r" } }) == nil)
     }
 
+    @Test("a WebSocket client's coming and going are the seed server's notices, with the room's count")
+    func seedPresence() {
+        func presence(_ change: Chat_V1_Presence.Change, _ participants: UInt32) -> ChatEvent {
+            .with {
+                $0.presence = .with {
+                    $0.change = change
+                    $0.participants = participants
+                }
+            }
+        }
+        #expect(
+            SeedChatEndpoint.frame(for: presence(.joined, 3)) == #"{"id":"server","nickname":"server","text":"새로운 유저가 접속했습니다. 현재 유저 3 명"}"#)
+        #expect(SeedChatEndpoint.frame(for: presence(.left, 2)) == #"{"id":"server","nickname":"server","text":"유저 한명이 떠났습니다. 현재 유저 2 명"}"#)
+    }
+
     @Test("Python websockets and grpcio against orders-server: every check of websocket_peer.py")
     func peers() async throws {
         let root = URL(filePath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
