@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "PitlaneSQL", targets: ["PitlaneSQL"]),
         .library(name: "PitlaneSQLite", targets: ["PitlaneSQLite"]),
         .library(name: "PitlanePostgres", targets: ["PitlanePostgres"]),
+        .library(name: "PitlaneLive", targets: ["PitlaneLive"]),
         .executable(name: "protoc-gen-pitlane", targets: ["protoc-gen-pitlane"]),
         .plugin(name: "PitlaneGenerator", targets: ["PitlaneGenerator"]),
     ],
@@ -76,6 +77,10 @@ let package = Package(
         .target(name: "PitlaneSQLite", dependencies: ["CSQLite", "PitlaneSQL"]),
         .target(name: "PitlanePostgres", dependencies: ["CLibPQ", "PitlaneSQL"]),
 
+        // Live feeds: the snapshot-then-resumable-updates pattern (resume tokens with an epoch,
+        // announcements across replicas, the typed errors a subscription ends with).
+        .target(name: "PitlaneLive", dependencies: ["PitlaneCore", "PitlaneErrorDetails", "PitlaneProtobuf"]),
+
         .testTarget(
             name: "SystemLibraryTests",
             dependencies: ["CNGHTTP2", "COpenSSL", "CZlib", "CSQLite", "CLibPQ"]
@@ -103,6 +108,7 @@ let package = Package(
         .testTarget(name: "PitlaneHealthTests", dependencies: ["PitlaneHealth", "PitlaneCore"]),
         .testTarget(name: "PitlaneSQLTests", dependencies: ["PitlaneSQL", "PitlaneSQLite", "PitlaneCore"]),
         .testTarget(name: "PitlaneCodeGenTests", dependencies: ["PitlaneCodeGen"]),
+        .testTarget(name: "PitlaneLiveTests", dependencies: ["PitlaneLive", "PitlaneCore", "PitlaneErrorDetails"]),
         .testTarget(
             name: "PitlaneWebTests",
             dependencies: ["PitlaneWeb", "PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]

@@ -34,7 +34,7 @@ let package = Package(
             name: "SwiftKart",
             dependencies: [
                 pitlane("PitlaneCore"), pitlane("PitlaneHTTP2"), pitlane("PitlaneProtobuf"), pitlane("PitlaneSQL"),
-                pitlane("PitlaneSQLite"),
+                pitlane("PitlaneSQLite"), pitlane("PitlaneLive"),
             ],
             plugins: [generator]
         ),
@@ -54,7 +54,7 @@ let package = Package(
             name: "Orders",
             dependencies: [
                 pitlane("PitlaneCore"), pitlane("PitlaneProtobuf"), pitlane("PitlaneSQL"), pitlane("PitlaneSQLite"),
-                pitlane("PitlaneErrorDetails"),
+                pitlane("PitlaneErrorDetails"), pitlane("PitlaneLive"),
             ],
             plugins: [generator]
         ),
@@ -62,7 +62,7 @@ let package = Package(
             name: "LiveChat",
             dependencies: [
                 "Orders", pitlane("PitlaneCore"), pitlane("PitlaneHTTP2"), pitlane("PitlaneWeb"), pitlane("PitlaneProtobuf"),
-                pitlane("PitlaneSQL"), pitlane("PitlaneSQLite"),
+                pitlane("PitlaneSQL"), pitlane("PitlaneSQLite"), pitlane("PitlaneLive"),
             ],
             plugins: [generator]
         ),
@@ -158,7 +158,7 @@ let package = Package(
             dependencies: [
                 "Orders", "LiveChat", "TestSupport", "ServiceHarness", "orders-server", "orders", pitlane("PitlaneHealth"),
                 pitlane("PitlaneCore"), pitlane("PitlaneHTTP2"), pitlane("PitlaneProtobuf"), pitlane("PitlaneSQL"),
-                pitlane("PitlaneSQLite"), pitlane("PitlanePostgres"),
+                pitlane("PitlaneSQLite"), pitlane("PitlanePostgres"), pitlane("PitlaneLive"),
             ]
         ),
         .testTarget(

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import Orders
 import PitlaneCore
+import PitlaneLive
 import PitlaneProtobuf
 import PitlaneSQL
 import PitlaneSQLite
@@ -267,7 +268,8 @@ public final class ChatRooms: Sendable {
                             "INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)",
                             .text(room), .integer(message.id), .text(message.nickname), .text(message.text),
                             .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
-                        try connection.notify(channel: Self.channel, payload: "\(replicaID) \(id) \(room)")
+                        try connection.notify(
+                            channel: Self.channel, payload: FeedAnnouncement(source: replicaID, position: id, key: room).payload)
                         results.append(.success(message))
                     }
                 }
@@ -334,8 +336,7 @@ public final class ChatRooms: Sendable {
             case .payloads(let payloads):
                 woken = Set(
                     payloads.compactMap { payload in
-                        let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-                        return fields.count == 3 && fields[0] != replicaID ? String(fields[2]) : nil
+                        FeedAnnouncement(payload: payload).flatMap { $0.source == replicaID ? nil : $0.key }
                     })
             case .listening:
                 onChange(true)

@@ -1,4 +1,5 @@
 import PitlaneCore
+import PitlaneLive
 import Synchronization
 
 /// Live fan-out of committed updates to the watchers of each order. `OrderLog.publish` hands
@@ -75,7 +76,7 @@ public struct OrderSubscription: Sendable {
     init(orderID: String, bufferLimit: Int) {
         self.orderID = orderID
         mailbox = Mailbox(limit: bufferLimit) { limit in
-            OrderErrors.watcherTooSlow(limit: limit)
+            FeedError.subscriberTooSlow(limit: limit, names: OrderErrors.names).rpcError
         }
     }
 

@@ -1,5 +1,6 @@
 import Glibc
 import PitlaneCore
+import PitlaneLive
 import PitlaneProtobuf
 import PitlaneSQL
 import PitlaneSQLite
@@ -241,8 +242,8 @@ public final class OrderLog: Sendable {
             .text(orderID), .integer(sequence), .integer(now), .blob(try message.serializedBytes()))
         try apply(event, sequence: sequence, occurredAt: message.occurredAt, to: orderID, in: connection)
         try prune(orderID, lastSequence: sequence, prunedThrough: prunedThrough, now: now, in: connection)
-        try connection.notify(channel: Self.channel, payload: "\(replicaID) \(sequence) \(orderID)")
-        message.updateID = UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
+        try connection.notify(channel: Self.channel, payload: FeedAnnouncement(source: replicaID, position: sequence, key: orderID).payload)
+        message.updateID = FeedPosition(epoch: epoch, key: orderID, sequence: sequence).token
         return LoggedUpdate(sequence: sequence, message: message)
     }
 
@@ -261,9 +262,9 @@ public final class OrderLog: Sendable {
                 orderID, lastSequence: header.lastSequence, prunedThrough: header.prunedThrough,
                 now: Self.nowNanoseconds(), in: connection)
             guard !token.isEmpty else { return header.lastSequence }
-            let since = try UpdatePosition.parse(token, orderID: orderID, epoch: epoch).sequence
+            let since = try FeedPosition.parse(token, key: orderID, epoch: epoch, names: OrderErrors.names).sequence
             guard since <= header.lastSequence else {
-                throw RPCError(code: .invalidArgument, message: "update id \(token) is ahead of order '\(orderID)''s log")
+                throw FeedError.tokenAhead(token, key: orderID, names: OrderErrors.names)
             }
             try checkRetained(since, prunedThrough: prunedThrough, orderID: orderID)
             return since
@@ -288,19 +289,20 @@ public final class OrderLog: Sendable {
         ) { row in
             let sequence = row.int64(at: 0)
             var message = try OrderUpdate(serializedBytes: row.blob(at: 1))
-            message.updateID = UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
+            message.updateID = FeedPosition(epoch: epoch, key: orderID, sequence: sequence).token
             return LoggedUpdate(sequence: sequence, message: message)
         }
     }
 
     /// The token for sequence `sequence` of `orderID` (position markers use it).
     public func token(of orderID: String, sequence: Int64) -> String {
-        UpdatePosition(epoch: epoch, orderID: orderID, sequence: sequence).token
+        FeedPosition(epoch: epoch, key: orderID, sequence: sequence).token
     }
 
     private func checkRetained(_ since: Int64, prunedThrough: Int64, orderID: String) throws {
         guard since >= prunedThrough else {
-            throw OrderErrors.notRetained(orderID: orderID, oldest: token(of: orderID, sequence: prunedThrough), epoch: epoch)
+            throw FeedError.notRetained(
+                key: orderID, oldest: FeedPosition(epoch: epoch, key: orderID, sequence: prunedThrough), names: OrderErrors.names)
         }
     }
 
@@ -319,11 +321,8 @@ public final class OrderLog: Sendable {
             switch notification {
             case .payloads(let payloads):
                 var newest: [String: Int64] = [:]
-                for payload in payloads {
-                    let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-                    guard fields.count == 3, fields[0] != replicaID, let sequence = Int64(fields[1]) else { continue }
-                    let orderID = String(fields[2])
-                    if feed.subscriberCount(of: orderID) > 0 { newest[orderID] = max(newest[orderID] ?? 0, sequence) }
+                for case let heard? in payloads.map(FeedAnnouncement.init(payload:)) where heard.source != replicaID {
+                    if feed.subscriberCount(of: heard.key) > 0 { newest[heard.key] = max(newest[heard.key] ?? 0, heard.position) }
                 }
                 wake(feed, newest)
             case .listening:

@@ -1,3 +1,4 @@
+import PitlaneLive
 import PitlaneSQL
 import Synchronization
 
@@ -29,10 +30,9 @@ public final class RaceCoordinator: Sendable {
 
         func record(_ payloads: [String]) {
             heard.withLock { heard in
-                for payload in payloads {
-                    let fields = payload.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-                    guard fields.count == 3, let run = Int64(fields[0]), let tick = Int(fields[1]) else { continue }
-                    heard[String(fields[2])] = Announcement(run: run, tick: tick)
+                for case let announced? in payloads.map(FeedAnnouncement.init(payload:)) {
+                    guard let run = Int64(announced.source) else { continue }
+                    heard[announced.key] = Announcement(run: run, tick: Int(announced.position))
                 }
             }
         }
@@ -151,7 +151,8 @@ final class RaceLease {
                 "UPDATE race_runs SET tick = ?, finished = ? WHERE race = ? AND run = ?",
                 .int(tick), .int(finished ? 1 : 0), .text(race), .integer(run.run))
         }
-        try session.notify(channel: RaceCoordinator.channel, payload: "\(run.run) \(tick) \(race)")
+        try session.notify(
+            channel: RaceCoordinator.channel, payload: FeedAnnouncement(source: String(run.run), position: Int64(tick), key: race).payload)
     }
 
     /// Lets go of the race: closing the session releases the lock.

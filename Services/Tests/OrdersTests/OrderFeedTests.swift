@@ -2,6 +2,7 @@ import Foundation
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneLive
 import ServiceHarness
 import TestSupport
 import Testing
@@ -69,8 +70,8 @@ struct MailboxTests {
         _ = try await log.createOrder(id: "o", customerID: "c", etaDisplay: "")
         var published: [LoggedUpdate] = []
         for index in 0..<3 { published.append(try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o")) }
-        let error = await #expect(throws: RPCError.self) { try await log.startSequence(for: "o", since: published[0].message.updateID) }
-        #expect(error?.code == .outOfRange && error?.message.contains("GetOrder") == true)
+        let error = await #expect(throws: FeedError.self) { try await log.startSequence(for: "o", since: published[0].message.updateID) }
+        #expect(error?.reason == .notRetained && error?.rpcError.code == .outOfRange && error?.message.contains("GetOrder") == true)
         #expect(try await log.startSequence(for: "o", since: published[2].message.updateID) == 3)
         #expect(try await log.header(of: "o")?.prunedThrough == 3)
         #expect(try await log.snapshot(of: "o")?.etaDisplay == "2")
