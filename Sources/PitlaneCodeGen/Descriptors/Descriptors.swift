@@ -77,6 +77,8 @@ struct FileDescriptorProto: WireParsable {
     var options = Options()
     var syntax = ""
     var edition: Int32?
+    /// The file's comments, for the generated code's doc comments.
+    var comments = SourceComments()
     /// The descriptor as protoc sent it, for server reflection.
     var serialized: [UInt8] = []
 
@@ -92,6 +94,7 @@ struct FileDescriptorProto: WireParsable {
             case 6: services.append(try reader.message(ServiceDescriptorProto.self))
             case 7: extensions.append(try reader.message(FieldDescriptorProto.self))
             case 8: options = try Options(parsing: reader.readLengthDelimited(), featuresField: 50, kind: .file)
+            case 9: comments = try SourceComments(parsing: reader.readLengthDelimited())
             case 12: syntax = try reader.string()
             case 14: edition = try reader.int32()
             default: return false

@@ -17,6 +17,8 @@ struct ServiceGenerator {
     private var namespace: String { SwiftNaming.typeName(service.name, prefix: file.typePrefix) }
 
     struct Method {
+        /// The method's `.proto` comment as doc-comment lines; empty when there is none.
+        let doc: [String]
         let name: String
         let swiftName: String
         let input: String
@@ -27,9 +29,15 @@ struct ServiceGenerator {
         let idempotency: String
     }
 
+    /// Where the service sits in its file's descriptor (`SourceCodeInfo`'s path).
+    private var path: [Int32] {
+        [6, Int32(file.descriptor.services.firstIndex { $0.name == service.name } ?? 0)]
+    }
+
     private var methods: [Method] {
-        service.methods.map { method in
+        service.methods.enumerated().map { index, method in
             Method(
+                doc: file.descriptor.comments.docLines(path + [2, Int32(index)]),
                 name: method.name, swiftName: SwiftNaming.escaped(SwiftNaming.lowerCamelCase(method.name)),
                 input: model.messages[method.inputType]?.swiftName ?? "Never",
                 output: model.messages[method.outputType]?.swiftName ?? "Never",
@@ -67,6 +75,9 @@ struct ServiceGenerator {
     }
 
     private func writeNamespace(to out: inout CodeWriter) {
+        let doc = file.descriptor.comments.docLines(path)
+        for line in doc { out.line(line) }
+        if !doc.isEmpty { out.line("///") }
         out.line("/// The `\(fullName)` service: its descriptor and its methods'.")
         out.block("\(access)enum \(namespace) {") { out in
             out.line(
@@ -119,6 +130,7 @@ struct ServiceGenerator {
             out.line("/// Each method as a plain async function of messages.")
             out.block("\(access)protocol SimpleServiceProtocol: ServiceProtocol {") { out in
                 for method in methods {
+                    for line in method.doc { out.line(line) }
                     out.line("func \(method.swiftName)\(simpleSignature(method))")
                 }
             }
@@ -241,7 +253,11 @@ struct ServiceGenerator {
         let serialization =
             "serializer: \(core)CodecSerializer<\(method.input)>(client.messageCodec), deserializer: \(core)CodecDeserializer<\(method.output)>(client.messageCodec),"
 
+        let calls = "/// Calls `\(fullName)/\(method.name)`"
         // The general form: a request value and a response handler.
+        for line in method.doc { out.line(line) }
+        if !method.doc.isEmpty { out.line("///") }
+        out.line("\(calls): the request as given, the response to `handleResponse`, which runs where the caller does.")
         out.block(
             "\(access)func \(method.swiftName)<Result>(request: \(requestType), \(options), \(isolation), onResponse handleResponse: \(handler)) async throws -> Result {"
         ) { out in
@@ -260,7 +276,11 @@ struct ServiceGenerator {
             ? "\(core)StreamingClientRequest(metadata: metadata, producer: requestProducer)"
             : "\(core)ClientRequest(message: message, metadata: metadata)"
         let inputs = method.clientStreaming ? "\(metadata), \(options), \(producer)" : "_ message: \(method.input), \(metadata), \(options)"
+        let requests = method.clientStreaming ? "the request messages from `requestProducer`" : "one request message"
+        for line in method.doc { out.line(line) }
+        if !method.doc.isEmpty { out.line("///") }
         if method.serverStreaming {
+            out.line("\(calls): \(requests), the responses to `handleResponse`.")
             let handled = method.clientStreaming ? "\(metadata), \(options), \(isolation), \(producer)" : "\(inputs), \(isolation)"
             out.block(
                 "\(access)func \(method.swiftName)<Result>(\(handled), onResponse handleResponse: \(handler)) async throws -> Result {"
@@ -271,6 +291,7 @@ struct ServiceGenerator {
             }
         } else {
             // The message alone needs no handler of the caller's: it is read on the call's task.
+            out.line("\(calls): \(requests); returns the response message or throws the RPC's error.")
             out.block("\(access)func \(method.swiftName)(\(inputs)) async throws -> \(method.output) {") { out in
                 out.line("try await client.\(kind)(")
                 out.line("    request: \(makeRequest), descriptor: \(descriptor(method)),")

@@ -11,12 +11,17 @@ final class ProtoModel {
             let file = try FileInfo(descriptor)
             files[descriptor.name] = file
             let scope = descriptor.package.isEmpty ? "" : "." + descriptor.package
-            for message in descriptor.messageTypes {
+            for (index, message) in descriptor.messageTypes.enumerated() {
                 file.messages.append(
-                    register(message, scope: scope, swiftScope: file.typePrefix, parent: nil, features: file.features, file: file))
+                    register(
+                        message, scope: scope, swiftScope: file.typePrefix, parent: nil, features: file.features, file: file,
+                        path: [4, Int32(index)]))
             }
-            for enumeration in descriptor.enumTypes {
-                file.enums.append(register(enumeration, scope: scope, swiftScope: file.typePrefix, features: file.features))
+            for (index, enumeration) in descriptor.enumTypes.enumerated() {
+                file.enums.append(
+                    register(
+                        enumeration, scope: scope, swiftScope: file.typePrefix, features: file.features, file: file,
+                        path: [5, Int32(index)]))
             }
         }
         for message in messages.values {
@@ -83,7 +88,7 @@ final class ProtoModel {
 
     private func register(
         _ descriptor: DescriptorProto, scope: String, swiftScope: String, parent: MessageInfo?,
-        features: Features, file: FileInfo
+        features: Features, file: FileInfo, path: [Int32]
     ) -> MessageInfo {
         let fullName = scope + "." + descriptor.name
         let swiftName =
@@ -94,25 +99,39 @@ final class ProtoModel {
             descriptor: descriptor, fullName: fullName, swiftName: swiftName,
             features: features.applying(descriptor.options.features), file: file
         )
+        message.path = path
+        message.doc = file.descriptor.comments.docLines(path)
         messages[fullName] = message
-        for nested in descriptor.nestedTypes {
+        for (index, nested) in descriptor.nestedTypes.enumerated() {
             message.nestedMessages.append(
-                register(nested, scope: fullName, swiftScope: swiftName, parent: message, features: message.features, file: file)
+                register(
+                    nested, scope: fullName, swiftScope: swiftName, parent: message, features: message.features, file: file,
+                    path: path + [3, Int32(index)])
             )
         }
-        for enumeration in descriptor.enumTypes {
-            message.nestedEnums.append(register(enumeration, scope: fullName, swiftScope: swiftName + ".", features: message.features))
+        for (index, enumeration) in descriptor.enumTypes.enumerated() {
+            message.nestedEnums.append(
+                register(
+                    enumeration, scope: fullName, swiftScope: swiftName + ".", features: message.features, file: file,
+                    path: path + [4, Int32(index)]))
         }
         return message
     }
 
-    private func register(_ descriptor: EnumDescriptorProto, scope: String, swiftScope: String, features: Features) -> EnumInfo {
+    private func register(
+        _ descriptor: EnumDescriptorProto, scope: String, swiftScope: String, features: Features, file: FileInfo, path: [Int32]
+    ) -> EnumInfo {
         let fullName = scope + "." + descriptor.name
         let info = EnumInfo(
             descriptor: descriptor, fullName: fullName,
             swiftName: SwiftNaming.typeName(descriptor.name, prefix: swiftScope),
             closed: features.applying(descriptor.options.features).closedEnums
         )
+        info.doc = file.descriptor.comments.docLines(path)
+        for (index, value) in descriptor.values.enumerated() {
+            let lines = file.descriptor.comments.docLines(path + [2, Int32(index)])
+            if !lines.isEmpty { info.valueDocs[value.name] = lines }
+        }
         enums[fullName] = info
         return info
     }
@@ -130,7 +149,7 @@ final class ProtoModel {
             oneofs[Int32(index)] = oneof
             message.oneofs.append(oneof)
         }
-        for fieldDescriptor in descriptor.fields {
+        for (fieldIndex, fieldDescriptor) in descriptor.fields.enumerated() {
             guard let type = FieldType(rawValue: fieldDescriptor.type) else {
                 throw GeneratorError("\(message.fullName).\(fieldDescriptor.name): unknown field type \(fieldDescriptor.type)")
             }
@@ -144,6 +163,7 @@ final class ProtoModel {
             if edition == .proto3, fieldDescriptor.proto3Optional { features.presence = .explicit }
 
             let field = FieldInfo(descriptor: fieldDescriptor, type: type, features: features)
+            field.doc = message.file.descriptor.comments.docLines(message.path + [2, Int32(fieldIndex)])
             try resolveType(of: field, in: "\(message.fullName).\(fieldDescriptor.name)")
             if let target = field.message {
                 if target.descriptor.options.mapEntry {
@@ -309,6 +329,10 @@ final class MessageInfo {
     var extensions: [ExtensionInfo] = []
     var needsInitializationCheck: Bool?
     var fieldsResolved = false
+    /// Where the message sits in its file's descriptor (`SourceCodeInfo`'s path).
+    var path: [Int32] = []
+    /// The `.proto` comment as doc-comment lines; empty when there is none.
+    var doc: [String] = []
 
     init(descriptor: DescriptorProto, fullName: String, swiftName: String, features: Features, file: FileInfo) {
         self.descriptor = descriptor
@@ -329,6 +353,10 @@ final class EnumInfo {
     let fullName: String
     let swiftName: String
     let closed: Bool
+    /// The `.proto` comment as doc-comment lines; empty when there is none.
+    var doc: [String] = []
+    /// Each value's `.proto` comment as doc-comment lines, by the value's name.
+    var valueDocs: [String: [String]] = [:]
 
     init(descriptor: EnumDescriptorProto, fullName: String, swiftName: String, closed: Bool) {
         self.descriptor = descriptor
@@ -421,6 +449,8 @@ final class FieldInfo {
     var isIndirect = false
     /// The key of a map entry: a `string` key is a `ProtoStringKey`.
     var isMapKey = false
+    /// The `.proto` comment as doc-comment lines; empty when there is none.
+    var doc: [String] = []
 
     init(descriptor: FieldDescriptorProto, type: FieldType, features: Features) {
         self.descriptor = descriptor
