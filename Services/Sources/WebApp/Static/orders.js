@@ -79,21 +79,39 @@ function showCourier(courier) {
   drawCourier();
 }
 
-// A few dots of the courier's recent path, scaled to fit: enough to see it move.
+// A few dots of the courier's recent path, centred in the canvas and scaled to fit, at least
+// about 200 m across (one position alone sits in the middle, not in a corner); longitude is
+// scaled by the latitude's cosine so the path keeps its shape. A faint grid gives the scale.
 function drawCourier() {
   const canvas = $("courier-map");
   const context = canvas.getContext("2d");
   context.clearRect(0, 0, canvas.width, canvas.height);
+  if (courierTrail.length === 0) return;
   const lats = courierTrail.map(([lat]) => lat);
   const lons = courierTrail.map(([, lon]) => lon);
-  const [minLat, minLon] = [Math.min(...lats), Math.min(...lons)];
-  const span = Math.max(Math.max(...lats) - minLat, Math.max(...lons) - minLon, 1e-4);
-  const size = Math.min(canvas.width, canvas.height) - 20;
+  const [minLat, maxLat, minLon, maxLon] = [Math.min(...lats), Math.max(...lats), Math.min(...lons), Math.max(...lons)];
+  const [centerLat, centerLon] = [(minLat + maxLat) / 2, (minLon + maxLon) / 2];
+  const lonScale = Math.cos((centerLat * Math.PI) / 180);
+  const span = Math.max(maxLat - minLat, (maxLon - minLon) * lonScale, 0.002);
+  const scale = (Math.min(canvas.width, canvas.height) - 24) / span;
+  const x = (lon) => canvas.width / 2 + (lon - centerLon) * lonScale * scale;
+  const y = (lat) => canvas.height / 2 - (lat - centerLat) * scale;
+  context.strokeStyle = "rgba(60, 70, 80, 0.12)";
+  context.lineWidth = 1;
+  const step = (Math.min(canvas.width, canvas.height) - 24) / 4;
+  for (let offset = -2 * step; offset <= 2 * step; offset += step) {
+    context.beginPath();
+    context.moveTo(canvas.width / 2 + offset, 0);
+    context.lineTo(canvas.width / 2 + offset, canvas.height);
+    context.moveTo(0, canvas.height / 2 + offset);
+    context.lineTo(canvas.width, canvas.height / 2 + offset);
+    context.stroke();
+  }
   courierTrail.forEach(([lat, lon], index) => {
     const last = index === courierTrail.length - 1;
     context.fillStyle = last ? "#d2461e" : "rgba(60, 70, 80, 0.35)";
     context.beginPath();
-    context.arc(10 + ((lon - minLon) / span) * size, canvas.height - 10 - ((lat - minLat) / span) * size, last ? 6 : 3, 0, 2 * Math.PI);
+    context.arc(x(lon), y(lat), last ? 6 : 3, 0, 2 * Math.PI);
     context.fill();
   });
 }
