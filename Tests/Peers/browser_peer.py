@@ -18,7 +18,8 @@ from --web-root. Starts both servers on port 0 with temporary databases (swiftka
      orders-server restart (SIGTERM, then the same port and database) the page says
      "retrying", resumes from its last update id, and ends with every update exactly once,
      in order, as GetOrder's snapshot has them; a position the log no longer keeps
-     (OUT_OF_RANGE) makes it start over from GetOrder
+     (OUT_OF_RANGE) makes it start over from GetOrder; opened without an order, the page
+     offers the orders its token may watch
   3  chat.html: two pages (WebSocket) and the `chat` CLI (gRPC) in one room see every message,
      in the same order; each page marks its own messages
 
@@ -445,11 +446,31 @@ def check_orders(world, browser, report, screenshots):
                  and shown[2] == "52.52300, 13.41000",
                  f"page {shown}, GetOrder {snapshot.get('status')} {snapshot.get('etaDisplay')!r} {snapshot.get('courier')}")
     browser.screenshot(page, screenshots, "orders.png")
+    check_order_choices(world, browser, report, order_id)
     check_out_of_range(world, browser, report, page, order_id)
     errors = [error for error in browser.errors() if "ERR_CONNECTION_REFUSED" not in error]  # those while it was down
     if errors:
         note(f"console errors: {errors[:3]}")
     browser.close(page)
+
+
+ORDER_CHOICES = ("return [...document.querySelectorAll('#order-choices a')].map(a => "
+                 "new URLSearchParams(a.search).get('order') + ' ' + new URLSearchParams(a.search).get('token'))")
+
+
+def check_order_choices(world, browser, report, order_id):
+    """Opened without an order, the page offers the orders its token may watch (ListOrders):
+    alice's order to alice, linked with her token, and not to bob."""
+    offered = {}
+    for token in ("alice-token", "bob-token"):
+        page = browser.open(world.url(world.orders_port, f"orders.html?token={token}"))
+        wait_until(lambda: browser.js(page, ORDER_CHOICES) or "none" in text(browser, page, "banner"), 10)
+        offered[token] = browser.js(page, ORDER_CHOICES)
+        browser.close(page)
+    report.check("2. orders: without ?order= the page offers the orders its token may watch, and only those",
+                 f"{order_id} alice-token" in offered["alice-token"] and not any(order_id in link for link in offered["bob-token"]),
+                 f"alice was offered {offered['alice-token'][:5]}, bob {offered['bob-token'][:5]}",
+                 f"alice: {len(offered['alice-token'])} orders offered; bob: {len(offered['bob-token'])}")
 
 
 def check_out_of_range(world, browser, report, page, order_id):

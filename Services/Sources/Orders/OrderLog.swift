@@ -123,6 +123,26 @@ public final class OrderLog: Sendable {
         }
     }
 
+    /// Up to `limit` orders, newest first: `customerID`'s, or every order when it is nil.
+    public func orders(of customerID: String?, limit: Int) async throws -> [Orders_V1_OrderSummary] {
+        try await database.withConnection { connection in
+            let columns = "SELECT id, customer_id, status, eta_display FROM orders"
+            let order = "ORDER BY created_at DESC, id LIMIT ?"
+            let summary: (any SQLRow) throws -> Orders_V1_OrderSummary = { row in
+                .with {
+                    $0.orderID = row.text(at: 0)
+                    $0.customerID = row.text(at: 1)
+                    $0.status = OrderStatus(rawValue: row.int(at: 2)) ?? .unspecified
+                    $0.etaDisplay = row.text(at: 3)
+                }
+            }
+            if let customerID {
+                return try connection.all("\(columns) WHERE customer_id = ? \(order)", .text(customerID), .int(limit), as: summary)
+            }
+            return try connection.all("\(columns) \(order)", .int(limit), as: summary)
+        }
+    }
+
     /// Who owns `orderID` and where its log stands; nil when there is no such order.
     public func header(of orderID: String) async throws -> OrderHeader? {
         try await database.withConnection { try Self.header(of: orderID, in: $0) }

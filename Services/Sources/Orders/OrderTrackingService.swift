@@ -42,6 +42,17 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         return ServerResponse(message: snapshot)
     }
 
+    public func listOrders(
+        request: ServerRequest<Orders_V1_ListOrdersRequest>, context: ServerContext
+    ) async throws
+        -> ServerResponse<Orders_V1_ListOrdersResponse>
+    {
+        let user = try OrderAccess.caller(request.metadata)
+        let limit = request.message.limit <= 0 ? 50 : min(Int(request.message.limit), 500)
+        let orders = try await log.orders(of: access.staff.contains(user) ? nil : user, limit: limit)
+        return ServerResponse(message: .with { $0.orders = orders })
+    }
+
     public func createOrder(
         request: ServerRequest<Orders_V1_CreateOrderRequest>, context: ServerContext
     ) async throws

@@ -75,6 +75,33 @@ struct OrderAccessTests {
         }
     }
 
+    @Test("ListOrders: a customer's own orders, newest first; staff see every order; the limit holds")
+    func listOrders() async throws {
+        try await OrdersServer.with { server in
+            try await server.withOrders(token: "alice-token") { alice in
+                for id in ["a1", "a2", "a3"] { _ = try await alice.createOrder(.with { $0.orderID = id }) }
+                let listed = try await alice.listOrders(Orders_V1_ListOrdersRequest())
+                #expect(listed.orders.map(\.orderID) == ["a3", "a2", "a1"])
+                #expect(listed.orders.allSatisfy { $0.customerID == "alice" && $0.status == .received })
+                let limited = try await alice.listOrders(.with { $0.limit = 2 })
+                #expect(limited.orders.count == 2)
+            }
+            try await server.withOrders(token: "bob-token") { bob in
+                _ = try await bob.createOrder(.with { $0.orderID = "b1" })
+                let bobs = try await bob.listOrders(Orders_V1_ListOrdersRequest())
+                #expect(bobs.orders.map(\.orderID) == ["b1"])
+            }
+            try await server.withOrders(token: "staff-token") { staff in
+                let every = try await staff.listOrders(Orders_V1_ListOrdersRequest())
+                #expect(Set(every.orders.map(\.orderID)) == ["a1", "a2", "a3", "b1"])
+            }
+            try await server.withOrders(token: nil) { anonymous in
+                let error = await rpcError { _ = try await anonymous.listOrders(Orders_V1_ListOrdersRequest()) }
+                #expect(error?.code == .unauthenticated)
+            }
+        }
+    }
+
     @Test("unknown order NOT_FOUND; malformed, another order's or a future token INVALID_ARGUMENT; another epoch's OUT_OF_RANGE")
     func errors() async throws {
         try await OrdersServer.with { server in

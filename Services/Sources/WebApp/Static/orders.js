@@ -223,4 +223,29 @@ if (orderId) {
     params.set("order", new FormData(event.target).get("order"));
     location.search = params.toString();
   });
+  offerOrders();
+}
+
+// The orders this token may watch (ListOrders), each a link to its screen.
+async function offerOrders() {
+  let orders;
+  try {
+    orders = (await client.unary(SERVICE, "ListOrders", {}, { timeoutMs: 5000 })).orders || [];
+  } catch (error) {
+    setBanner("idle", `Which order? (the list is unavailable: ${error.message})`);
+    return;
+  }
+  const list = $("order-choices");
+  for (const order of orders) {
+    const choice = new URLSearchParams(params);
+    choice.set("order", order.orderId);
+    const item = document.createElement("li");
+    const link = document.createElement("a");
+    link.href = `?${choice}`;
+    link.textContent = order.orderId;
+    item.append(link, ` — ${statusText(order.status)}${order.etaDisplay ? `, ${order.etaDisplay}` : ""}`);
+    list.append(item);
+  }
+  $("order-list").hidden = orders.length === 0;
+  setBanner("idle", orders.length === 0 ? "Which order? (none to watch yet)" : "Which order?");
 }
