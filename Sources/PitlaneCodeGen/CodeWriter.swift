@@ -8,6 +8,14 @@ struct CodeWriter {
         text += line.isEmpty ? "\n" : indentation + line + "\n"
     }
 
+    /// Writes a `.proto` comment's doc-comment lines; with `continued`, an empty `///` after
+    /// them (when there are any) so the generator's own lines that follow read as a new
+    /// paragraph of the same comment.
+    mutating func doc(_ lines: [String], continued: Bool = false) {
+        for docLine in lines { line(docLine) }
+        if continued, !lines.isEmpty { line("///") }
+    }
+
     /// Writes `opening`, the body one level deeper, then `closing`.
     mutating func block(_ opening: String, _ body: (inout CodeWriter) -> Void) {
         line(opening)

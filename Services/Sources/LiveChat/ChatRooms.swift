@@ -173,8 +173,8 @@ public final class ChatRooms: Sendable {
     }
 
     /// Sends as a client of the seed's WebSocket chat, which names itself in every message:
-    /// `nickname` (the room hears that it joined, the first time) and `senderID`, the id the
-    /// client gave itself, which the message carries back to it.
+    /// `nickname` (the message's, and the participant's from then on) and `senderID`, the id
+    /// the client gave itself, which the message carries back to it.
     @discardableResult
     public func send(_ text: String, from participant: Participant, nickname: String, senderID: String) async throws -> ChatMessage {
         guard !nickname.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs a nickname") }
@@ -391,8 +391,7 @@ public final class ChatRooms: Sendable {
             rooms.delivered[room] = nil
         }
         // A listener leaves as it came, without a nickname.
-        let nickname = member.participant.nickname == nil ? "" : member.nickname ?? ""
-        let left = presence(nickname, .left, in: room, rooms)
+        let left = presence(member.participant.nickname ?? "", .left, in: room, rooms)
         broadcast(left, to: room, except: nil, in: &rooms)
     }
 

@@ -9,10 +9,10 @@ struct EnumGenerator {
         let cases = enumeration.cases
         let primary = cases.filter { !$0.isAlias }
         let name = enumeration.localName
-        for line in enumeration.doc { out.line(line) }
+        out.doc(enumeration.doc)
         out.block("\(access)enum \(name): \(FieldInfo.runtime)ProtoEnum {") { out in
             for value in primary {
-                for line in enumeration.valueDocs[value.protoName] ?? [] { out.line(line) }
+                out.doc(enumeration.valueDocs[value.protoName] ?? [])
                 out.line("case \(SwiftNaming.escaped(value.caseName)) // = \(value.number)")
             }
             if !enumeration.closed {

@@ -33,7 +33,7 @@ struct MessageGenerator {
     }
 
     func write(to out: inout CodeWriter) {
-        for line in message.doc { out.line(line) }
+        out.doc(message.doc)
         out.block("\(access)struct \(message.localName): \(runtime)Message {") { out in
             out.line("\(access)static let protoMessageName = \(SwiftNaming.stringLiteral(message.protoName))")
             out.line()
@@ -95,7 +95,7 @@ struct MessageGenerator {
         let write = usesStorage ? "_uniqueStorage()." : ""
         for field in message.fields {
             let name = SwiftNaming.escaped(field.propertyName)
-            for line in field.doc { out.line(line) }
+            out.doc(field.doc)
             if let oneof = field.oneof {
                 out.block("\(access)var \(name): \(field.valueType) {") { out in
                     out.line(

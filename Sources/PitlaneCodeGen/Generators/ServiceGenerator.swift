@@ -75,9 +75,7 @@ struct ServiceGenerator {
     }
 
     private func writeNamespace(to out: inout CodeWriter) {
-        let doc = file.descriptor.comments.docLines(path)
-        for line in doc { out.line(line) }
-        if !doc.isEmpty { out.line("///") }
+        out.doc(file.descriptor.comments.docLines(path), continued: true)
         out.line("/// The `\(fullName)` service: its descriptor and its methods'.")
         out.block("\(access)enum \(namespace) {") { out in
             out.line(
@@ -130,7 +128,7 @@ struct ServiceGenerator {
             out.line("/// Each method as a plain async function of messages.")
             out.block("\(access)protocol SimpleServiceProtocol: ServiceProtocol {") { out in
                 for method in methods {
-                    for line in method.doc { out.line(line) }
+                    out.doc(method.doc)
                     out.line("func \(method.swiftName)\(simpleSignature(method))")
                 }
             }
@@ -255,8 +253,7 @@ struct ServiceGenerator {
 
         let calls = "/// Calls `\(fullName)/\(method.name)`"
         // The general form: a request value and a response handler.
-        for line in method.doc { out.line(line) }
-        if !method.doc.isEmpty { out.line("///") }
+        out.doc(method.doc, continued: true)
         out.line("\(calls): the request as given, the response to `handleResponse`, which runs where the caller does.")
         out.block(
             "\(access)func \(method.swiftName)<Result>(request: \(requestType), \(options), \(isolation), onResponse handleResponse: \(handler)) async throws -> Result {"
@@ -277,8 +274,7 @@ struct ServiceGenerator {
             : "\(core)ClientRequest(message: message, metadata: metadata)"
         let inputs = method.clientStreaming ? "\(metadata), \(options), \(producer)" : "_ message: \(method.input), \(metadata), \(options)"
         let requests = method.clientStreaming ? "the request messages from `requestProducer`" : "one request message"
-        for line in method.doc { out.line(line) }
-        if !method.doc.isEmpty { out.line("///") }
+        out.doc(method.doc, continued: true)
         if method.serverStreaming {
             out.line("\(calls): \(requests), the responses to `handleResponse`.")
             let handled = method.clientStreaming ? "\(metadata), \(options), \(isolation), \(producer)" : "\(inputs), \(isolation)"

@@ -177,9 +177,21 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults, isolation: isolated (any Actor)? = #isolation,
         onResponse handleResponse: (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await run(
+        try await collecting(
             request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer,
-            options: options.with { $0.rpcKind = .clientStreaming }, isolation: isolation
+            options: options.with { $0.rpcKind = .clientStreaming }, isolation: isolation, onResponse: handleResponse)
+    }
+
+    /// An RPC with one response message, which `handleResponse` reads where the caller is.
+    private func collecting<Request: Sendable, Response: Sendable, Result>(
+        request: StreamingClientRequest<Request>, descriptor: MethodDescriptor,
+        serializer: some MessageSerializer<Request>, deserializer: some MessageDeserializer<Response>,
+        options: CallOptions, isolation: isolated (any Actor)?,
+        onResponse handleResponse: (ClientResponse<Response>) async throws -> Result
+    ) async throws -> Result {
+        try await run(
+            request: request, descriptor: descriptor, serializer: serializer, deserializer: deserializer, options: options,
+            isolation: isolation
         ) { response in
             try await handleResponse(await ClientResponse(collecting: response))
         }
@@ -222,12 +234,9 @@ public final class GRPCClient<Transport: ClientTransport>: Sendable {
         options: CallOptions = .defaults, isolation: isolated (any Actor)? = #isolation,
         onResponse handleResponse: (ClientResponse<Response>) async throws -> Result
     ) async throws -> Result {
-        try await run(
+        try await collecting(
             request: StreamingClientRequest(request), descriptor: descriptor, serializer: serializer,
-            deserializer: deserializer, options: options.with { $0.rpcKind = .unary }, isolation: isolation
-        ) { response in
-            try await handleResponse(await ClientResponse(collecting: response))
-        }
+            deserializer: deserializer, options: options.with { $0.rpcKind = .unary }, isolation: isolation, onResponse: handleResponse)
     }
 
     /// A unary RPC's response message; throws the RPC's error.
