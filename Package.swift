@@ -79,7 +79,7 @@ let package = Package(
 
         // Live feeds: the snapshot-then-resumable-updates pattern (resume tokens with an epoch,
         // announcements across replicas, the typed errors a subscription ends with).
-        .target(name: "PitlaneLive", dependencies: ["PitlaneCore", "PitlaneErrorDetails", "PitlaneProtobuf"]),
+        .target(name: "PitlaneLive", dependencies: ["PitlaneCore", "PitlaneErrorDetails", "PitlaneProtobuf", "PitlaneSQL"]),
 
         .testTarget(
             name: "SystemLibraryTests",
@@ -108,7 +108,10 @@ let package = Package(
         .testTarget(name: "PitlaneHealthTests", dependencies: ["PitlaneHealth", "PitlaneCore"]),
         .testTarget(name: "PitlaneSQLTests", dependencies: ["PitlaneSQL", "PitlaneSQLite", "PitlaneCore"]),
         .testTarget(name: "PitlaneCodeGenTests", dependencies: ["PitlaneCodeGen"]),
-        .testTarget(name: "PitlaneLiveTests", dependencies: ["PitlaneLive", "PitlaneCore", "PitlaneErrorDetails"]),
+        .testTarget(
+            name: "PitlaneLiveTests",
+            dependencies: ["PitlaneLive", "PitlaneCore", "PitlaneErrorDetails", "PitlaneSQL", "TestSupport"]
+        ),
         .testTarget(
             name: "PitlaneWebTests",
             dependencies: ["PitlaneWeb", "PitlaneHTTP2", "PitlaneCore", "PitlaneProtobuf", "TestSupport"]

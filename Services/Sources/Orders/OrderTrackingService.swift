@@ -1,14 +1,14 @@
 import PitlaneCore
+import PitlaneLive
 import PitlaneProtobuf
 import Synchronization
 
-/// The order tracker (`orders.v1.OrderTracking`) on an `OrderLog` and an `OrderFeed`.
+/// The order tracker (`orders.v1.OrderTracking`) on an `OrderLog`.
 ///
 /// Handlers read the caller from the metadata the authentication interceptor adds
 /// (`OrderAccess.interceptor()`); a customer reaches only their own orders.
 public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
     private let log: OrderLog
-    private let feed: OrderFeed
     private let access: OrderAccess
     private let timeSource: TimeSource
     private let recordPublishLatency: @Sendable (Duration) -> Void
@@ -20,11 +20,10 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
     ///     the order's watchers; orders-server exports it as `orders_publish_latency_seconds`.
     ///     Publishes that fail are not measured. Default: nothing.
     public init(
-        log: OrderLog, feed: OrderFeed, access: OrderAccess, timeSource: TimeSource = .continuous,
+        log: OrderLog, access: OrderAccess, timeSource: TimeSource = .continuous,
         recordPublishLatency: @escaping @Sendable (Duration) -> Void = { _ in }
     ) {
         self.log = log
-        self.feed = feed
         self.access = access
         self.timeSource = timeSource
         self.recordPublishLatency = recordPublishLatency
@@ -77,8 +76,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         guard let event = request.message.event.map(OrderEvent.init) else {
             throw RPCError(code: .invalidArgument, message: "an update needs an event")
         }
-        let logged = try await log.publish(event, to: orderID) { [feed, timeSource, recordPublishLatency] update in
-            feed.deliver(update, for: orderID)
+        let logged = try await log.publish(event, to: orderID) { [timeSource, recordPublishLatency] _ in
             recordPublishLatency(timeSource.now - received)
         }
         return ServerResponse(message: logged.message)
@@ -92,7 +90,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         let orderID = request.message.orderID
         try await authorize(request.metadata, orderID)
         let start = try await log.startSequence(for: orderID, since: request.message.sinceUpdateID)
-        let streamer = UpdateStreamer(log: log, feed: feed, orderID: orderID, include: { [] })
+        let streamer = UpdateStreamer(log: log, orderID: orderID, include: { [] })
         return StreamingServerResponse { writer in
             try await streamer.run(after: start) { try await writer.write($0) }
             return [:]
@@ -123,7 +121,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
                     guard let first = try await selection.first() else { return }
                     try await authorize(metadata, first.orderID)
                     let start = try await log.startSequence(for: first.orderID, since: first.sinceUpdateID)
-                    let streamer = UpdateStreamer(log: log, feed: feed, orderID: first.orderID, include: { selection.include })
+                    let streamer = UpdateStreamer(log: log, orderID: first.orderID, include: { selection.include })
                     try await streamer.run(after: start) { try await writer.write($0) }
                 }
                 // Whichever ends first ends the RPC: the half-close, a failure, or the stream.
@@ -161,73 +159,29 @@ extension OrderEvent {
     }
 }
 
-/// Sends one watcher every update of an order after a position, exactly once and in order:
-/// the backlog from the log, then live updates from the feed. It subscribes before reading
-/// the backlog, so the switch-over has no gap, and drops live updates it already sent from the
-/// log, so it has no duplicate. Kinds the watcher did not include are skipped; when it has
-/// skipped some and nothing else is waiting, a position marker (an update with no event) keeps
-/// the client's resume position current.
+/// Sends one watcher every update of an order after a position, exactly once and in order
+/// (a `FeedStream` of the order log), as the kinds it includes: when it has skipped some and
+/// nothing else is waiting, a position marker (an update with no event) keeps the client's
+/// resume position current.
 struct UpdateStreamer: Sendable {
     let log: OrderLog
-    let feed: OrderFeed
     let orderID: String
     /// The kinds wanted now; empty means every kind.
     let include: @Sendable () -> Set<EventKind>
 
     func run(after start: Int64, write: (OrderUpdate) async throws -> Void) async throws {
-        let subscription = feed.subscribe(to: orderID)
-        defer { feed.unsubscribe(subscription) }
-        var position = Position(handled: start, sent: start)
-
-        // The backlog, page by page, until the log has nothing newer.
-        while try await sendFromLog(after: &position, before: nil, write: write) {}
-
-        // Live: a gap (updates another replica committed, announced only by the newest) is
-        // filled from the log.
-        while true {
-            let next: LoggedUpdate
-            if let queued = subscription.poll() {
-                next = queued
-            } else {
-                try await sendMarkerIfSkipped(&position, write: write)
-                guard let live = try await subscription.next() else { return }
-                next = live
-            }
-            guard next.sequence > position.handled else { continue }
-            while next.sequence > position.handled + 1, try await sendFromLog(after: &position, before: next.sequence, write: write) {}
-            try await send(next, &position, write: write)
+        var sent = start
+        try await FeedStream(log: log.feed, key: orderID).run(after: start) { entry in
+            let update = try LoggedUpdate(entry, in: log.feed)
+            let wanted = include()
+            guard wanted.isEmpty || wanted.contains(update.kind) else { return }
+            try await write(update.message)
+            sent = update.sequence
+        } caughtUp: { through in
+            guard through > sent else { return }
+            try await write(.with { $0.updateID = log.token(of: orderID, sequence: through) })
+            sent = through
         }
-    }
-
-    private struct Position {
-        /// The last update sent or skipped.
-        var handled: Int64
-        /// The last position the client was told about.
-        var sent: Int64
-    }
-
-    /// One page of the log after `position` (and before `before`); false when it was empty.
-    private func sendFromLog(after position: inout Position, before: Int64?, write: (OrderUpdate) async throws -> Void) async throws -> Bool
-    {
-        let page = try await log.updates(of: orderID, after: position.handled).filter { update in
-            before.map { update.sequence < $0 } ?? true
-        }
-        for update in page { try await send(update, &position, write: write) }
-        return !page.isEmpty
-    }
-
-    private func send(_ update: LoggedUpdate, _ position: inout Position, write: (OrderUpdate) async throws -> Void) async throws {
-        position.handled = update.sequence
-        let wanted = include()
-        guard wanted.isEmpty || wanted.contains(update.kind) else { return }
-        try await write(update.message)
-        position.sent = update.sequence
-    }
-
-    private func sendMarkerIfSkipped(_ position: inout Position, write: (OrderUpdate) async throws -> Void) async throws {
-        guard position.handled > position.sent else { return }
-        try await write(.with { $0.updateID = log.token(of: orderID, sequence: position.handled) })
-        position.sent = position.handled
     }
 }
 

@@ -7,6 +7,7 @@ import Orders
 import Pitlane
 import PitlaneCommandLine
 import PitlaneHealth
+import PitlaneLive
 import PitlaneObservability
 import PitlaneReflection
 import PitlaneSQL
@@ -49,8 +50,8 @@ do {
         throw CommandLineOptions.UsageError(description: "--durability is full or normal")
     }
     let (database, databaseName) = try options.database(defaultPath: "data/orders.sqlite", synchronous: durability.rawValue.uppercased())
-    let orderLog = try OrderLog(database: database, retention: retention)
-    let feed = OrderFeed(bufferLimit: max(1, try options.integer("watch-buffer", default: 1_024)))
+    let orderLog = try OrderLog(
+        database: database, retention: retention, watchBuffer: max(1, try options.integer("watch-buffer", default: 1_024)))
     let access: OrderAccess
     do {
         access = try OrderAccess(
@@ -66,10 +67,10 @@ do {
     let health = HealthService()
     // Replicas on one PostgreSQL database: the others' commits wake this one's watchers and rooms.
     let relays = [
-        orderLog.relay(to: feed) { reachable in
+        orderLog.feed.relay(onChange: { reachable in
             health.setDependency("database", reachable: reachable)
             if !reachable { log("lost the database's notifications; reconnecting") }
-        },
+        }),
         rooms.relay(),
     ].compactMap { $0 }
     defer { relays.forEach { $0.stop() } }
@@ -97,7 +98,7 @@ do {
     ])
     // PublishUpdate's time to a durable commit handed to the watchers, next to the watchers gauge.
     let publishLatency = LatencyHistogram()
-    let orderTracking = OrderTrackingService(log: orderLog, feed: feed, access: access) { publishLatency.record($0) }
+    let orderTracking = OrderTrackingService(log: orderLog, access: access) { publishLatency.record($0) }
     let services: [any RegistrableRPCService] = [orderTracking, ChatService(rooms: rooms), health, reflection]
     let metrics = ServerMetrics(services: services)
     config.addOperatorEndpoints(metrics: metrics, health: health)
@@ -107,7 +108,9 @@ do {
         transport: .http2(address: address, security: try options.serverSecurity(), config: config),
         services: services, interceptors: try options.accessLog() + tracing + [access.interceptor()], observer: metrics)
     metrics.observe(server.transport)
-    metrics.addGauge("orders_watchers", help: "WatchOrder and FollowOrder streams receiving live updates.") { feed.watcherCount }
+    metrics.addGauge("orders_watchers", help: "WatchOrder and FollowOrder streams receiving live updates.") {
+        orderLog.feed.subscribers.count
+    }
     metrics.addHistogram(
         "orders_publish_latency_seconds",
         help: "Time from a PublishUpdate reaching its handler to its update committed and handed to the order's watchers.",
@@ -123,7 +126,7 @@ do {
             server, health: health, services: [Orders_V1_OrderTracking.descriptor, Chat_V1_ChatRoom.descriptor],
             drainDelay: drainDelay, log: log,
             beforeDrain: {
-                feed.shutdown()
+                orderLog.shutdown()
                 rooms.shutdown()
             },
             describe: { listening in

@@ -3,11 +3,12 @@ import Orders
 import PitlaneCore
 import PitlaneHTTP2
 import PitlaneLive
+import PitlaneSQLite
 import ServiceHarness
 import TestSupport
 import Testing
 
-@Suite("OrderLog, OrderFeed, Mailbox", .timeLimit(.minutes(5)))
+@Suite("OrderLog, its watchers, Mailbox", .timeLimit(.minutes(5)))
 struct MailboxTests {
     @Test(
         "group commit: concurrent publishes share transactions, each order numbered 1...n, a failing one fails alone",
@@ -27,6 +28,8 @@ struct MailboxTests {
                         return (order, .success(logged.sequence))
                     } catch let error as RPCError {
                         return (order, .failure(error))
+                    } catch let error as FeedError {
+                        return (order, .failure(error.rpcError))
                     }
                 }
             }
@@ -45,6 +48,58 @@ struct MailboxTests {
         let reopened = try OrderLog(database: database)
         #expect(reopened.epoch == log.epoch)
         #expect(try await reopened.header(of: "a")?.lastSequence == 100)
+    }
+
+    @Test("a log from before PitlaneLive moves into the feed tables: same epoch, tokens, updates and numbering")
+    func migratesOldLog() async throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/old.sqlite"
+        let epoch: Int64 = 0x1234_5678
+        let minuteAgo = Int64(Date().timeIntervalSince1970) - 60
+        // Schema version 1 of the order log, as the server before PitlaneLive left it.
+        try await SQLiteStore(path: path).withConnection { connection in
+            try connection.execute(
+                """
+                CREATE TABLE pitlane_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+                INSERT INTO pitlane_schema VALUES ('orders', 1);
+                CREATE TABLE log_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE orders (
+                    id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, status INTEGER NOT NULL, eta_display TEXT NOT NULL,
+                    courier_latitude REAL, courier_longitude REAL, last_sequence INTEGER NOT NULL DEFAULT 0,
+                    pruned_through INTEGER NOT NULL DEFAULT 0, created_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE updates (
+                    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE, sequence INTEGER NOT NULL,
+                    occurred_at INTEGER NOT NULL, message BLOB NOT NULL, PRIMARY KEY (order_id, sequence)
+                ) WITHOUT ROWID;
+                CREATE TABLE timeline (
+                    order_id TEXT NOT NULL REFERENCES orders (id) ON DELETE CASCADE, sequence INTEGER NOT NULL,
+                    event BLOB NOT NULL, PRIMARY KEY (order_id, sequence)
+                ) WITHOUT ROWID;
+                """)
+            try connection.run("INSERT INTO log_meta VALUES ('epoch', ?)", .integer(epoch))
+            try connection.run("INSERT INTO orders VALUES ('o', 'alice', 1, '9 min', NULL, NULL, 3, 1, 0)")
+            for sequence in Int64(2)...3 {
+                let message = OrderUpdate.with {
+                    $0.occurredAt = .init(seconds: minuteAgo + sequence, nanos: 0)
+                    $0.event = .etaChanged(.with { $0.etaDisplay = "\(10 - sequence) min" })
+                }
+                try connection.run(
+                    "INSERT INTO updates VALUES ('o', ?, ?, ?)", .integer(sequence), .integer((minuteAgo + sequence) * 1_000_000_000),
+                    .blob(try message.serializedBytes()))
+            }
+        }
+        let log = try OrderLog(path: path)
+        #expect(log.epoch == UInt64(epoch))
+        #expect(try await log.header(of: "o")?.lastSequence == 3)
+        #expect(try await log.header(of: "o")?.prunedThrough == 1)
+        let updates = try await log.updates(of: "o", after: 1)
+        #expect(updates.map(\.message.etaChanged.etaDisplay) == ["8 min", "7 min"])
+        #expect(updates.first?.message.occurredAt.seconds == minuteAgo + 2)
+        #expect(try await log.startSequence(for: "o", since: updates[0].message.updateID) == 2)
+        #expect(try await log.publish(.etaChanged(.with { $0.etaDisplay = "6 min" }), to: "o").sequence == 4)
+        #expect(try await log.snapshot(of: "o")?.etaDisplay == "6 min")
     }
 
     @Test("a mailbox over its limit ends its reader with the overflow error; one within it delivers in order")
@@ -79,19 +134,16 @@ struct MailboxTests {
 
     @Test("a watcher too far behind the feed is ended with RESOURCE_EXHAUSTED; the feed forgets it", arguments: TestBackend.allCases)
     func slowWatcher(backend: TestBackend) async throws {
-        let feed = OrderFeed(bufferLimit: 4)
         let directory = try TemporaryDirectory()
         defer { withExtendedLifetime(directory) {} }
-        let log = try OrderLog(database: try await backend.makeDatabase(in: directory))
+        let log = try OrderLog(database: try await backend.makeDatabase(in: directory), watchBuffer: 4)
         _ = try await log.createOrder(id: "o", customerID: "c", etaDisplay: "")
-        let subscription = feed.subscribe(to: "o")
-        for index in 0..<6 {
-            _ = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") { feed.deliver($0, for: "o") }
-        }
-        let error = await rpcError { while try await subscription.next() != nil {} }
-        #expect(error?.code == .resourceExhausted && error?.message.contains("resume") == true)
-        feed.unsubscribe(subscription)
-        #expect(feed.subscriberCount(of: "o") == 0)
+        let subscription = log.feed.subscribers.subscribe(to: "o")
+        for index in 0..<6 { _ = try await log.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o") }
+        let error = await #expect(throws: FeedError.self) { while try await subscription.next() != nil {} }
+        #expect(error?.rpcError.code == .resourceExhausted && error?.message.contains("resume") == true)
+        log.feed.subscribers.unsubscribe(subscription)
+        #expect(log.feed.subscribers.count(of: "o") == 0)
     }
 
     @Test("full-jitter backoff stays under its exponential ceiling and its cap")

@@ -37,7 +37,7 @@ struct OrderStreamStoreTests {
         let transport = InProcessTransport(timeSource: .manual(clock))
         let stall = StallFirstGetOrder()
         let server = GRPCServer(
-            transport: transport.server, services: [OrderTrackingService(log: log, feed: OrderFeed(), access: access)],
+            transport: transport.server, services: [OrderTrackingService(log: log, access: access)],
             interceptors: [stall, access.interceptor()])
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }

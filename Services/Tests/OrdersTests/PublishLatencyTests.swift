@@ -14,7 +14,7 @@ struct PublishLatencyTests {
         let access = OrderAccess(users: ["t": "alice"])
         let clock = ManualClock()
         let reported = Locked<[Duration]>([])
-        let service = OrderTrackingService(log: log, feed: OrderFeed(), access: access, timeSource: .manual(clock)) { latency in
+        let service = OrderTrackingService(log: log, access: access, timeSource: .manual(clock)) { latency in
             reported.withLock { $0.append(latency) }
         }
         let transport = InProcessTransport()

@@ -1,6 +1,7 @@
 import LiveChat
 import Orders
 import PitlaneCore
+import PitlaneLive
 import PitlaneSQL
 import ServiceHarness
 import TestSupport
@@ -16,17 +17,16 @@ struct ReplicaTests {
         let a = try OrderLog(database: TestBackend.postgresDatabase(url))
         let b = try OrderLog(database: TestBackend.postgresDatabase(url))
         #expect(a.epoch == b.epoch)
-        let feed = OrderFeed()
-        let relay = try #require(b.relay(to: feed))
+        let relay = try #require(b.feed.relay())
         defer { relay.stop() }
         _ = try await a.createOrder(id: "o", customerID: "c", etaDisplay: "")
-        let subscription = feed.subscribe(to: "o")
-        defer { feed.unsubscribe(subscription) }
+        let subscription = b.feed.subscribers.subscribe(to: "o")
+        defer { b.feed.subscribers.unsubscribe(subscription) }
         var published: [LoggedUpdate] = []
         for index in 0..<20 { published.append(try await a.publish(.etaChanged(.with { $0.etaDisplay = "\(index)" }), to: "o")) }
         // Wake-ups carry the newest update of what arrived together; the last one always comes.
         var newest: Int64 = 0
-        while newest < 20, let update = try await subscription.next() { newest = max(newest, update.sequence) }
+        while newest < 20, case .update(let entry)? = try await subscription.next() { newest = max(newest, entry.sequence) }
         #expect(newest == 20)
         #expect(try await b.startSequence(for: "o", since: published[4].message.updateID) == 5)
         #expect(try await b.updates(of: "o", after: 5).map(\.sequence) == Array(6...20))
