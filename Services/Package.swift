@@ -74,7 +74,9 @@ let package = Package(
             ]
         ),
         .executableTarget(
-            name: "orders", dependencies: ["Orders", "PitlaneCommandLine", pitlane("PitlaneObservability"), pitlane("Pitlane")]),
+            name: "orders",
+            dependencies: ["Orders", "PitlaneCommandLine", pitlane("PitlaneObservability"), pitlane("PitlaneLive"), pitlane("Pitlane")]
+        ),
         .executableTarget(name: "chat", dependencies: ["LiveChat", "PitlaneCommandLine", pitlane("Pitlane")]),
 
         // Benchmark drivers (`make bench`).
@@ -165,6 +167,7 @@ let package = Package(
             name: "LiveChatTests",
             dependencies: [
                 "LiveChat", "Orders", "TestSupport", "ServiceHarness", "orders-server", pitlane("PitlaneCore"), pitlane("PitlaneHTTP2"),
+                pitlane("PitlaneSQL"), pitlane("PitlaneSQLite"),
             ]
         ),
         .testTarget(name: "WebAppTests", dependencies: ["TestSupport", "swiftkart-server", "orders-server", "orders", "chat"]),

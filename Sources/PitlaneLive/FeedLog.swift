@@ -371,19 +371,27 @@ public final class FeedLog: Sendable {
 
     // MARK: Replicas
 
+    /// What other replicas moved, as a ``relay(onChange:wake:)`` hears it.
+    public enum Wake: Sendable {
+        /// These keys moved, each to at least this sequence.
+        case moved([String: Int64])
+        /// Anything may have moved: the listener was away (it reconnected).
+        case anyMoved
+    }
+
     /// Wakes this process's subscribers with what other replicas of the database commit, until
     /// the returned listening is stopped; `onChange` hears whether the database is reachable.
     /// Nil for a database only this process uses (SQLite).
     ///
-    /// Announcements are wake-ups, not data: for each key with subscribers here, `wake` is
-    /// given the newest announced sequence (`Int64.max` after the listener reconnects: what
-    /// was announced while it was away is unknown). The default hands each such key's newest
-    /// update to ``subscribers``; a ``FeedStream`` fills any gap before it from the log.
+    /// Announcements are wake-ups, not data: `wake` hears which keys moved, and how far. The
+    /// default hands each such key with subscribers its newest update (all of them after a
+    /// reconnect); a ``FeedStream`` fills any gap before it from the log. A service that keeps
+    /// its own followers (a chat room's participants) reads the log itself.
     public func relay(
         onChange: @escaping @Sendable (_ reachable: Bool) -> Void = { _ in },
-        wake: (@Sendable (_ keys: [String: Int64]) -> Void)? = nil
+        wake: (@Sendable (Wake) -> Void)? = nil
     ) -> (any SQLListening)? {
-        let wake = wake ?? { [self] keys in deliverNewest(keys) }
+        let wake = wake ?? { [self] wake in deliverNewest(wake) }
         return database.listen(to: channel) { [self] notification in
             switch notification {
             case .payloads(let payloads):
@@ -391,19 +399,24 @@ public final class FeedLog: Sendable {
                 for case let heard? in payloads.map(FeedAnnouncement.init(payload:)) where heard.source != replicaID {
                     newest[heard.key] = max(newest[heard.key] ?? 0, heard.position)
                 }
-                if !newest.isEmpty { wake(newest) }
+                if !newest.isEmpty { wake(.moved(newest)) }
             case .listening:
                 onChange(true)
-                wake(Dictionary(subscribers.keys.map { ($0, Int64.max) }, uniquingKeysWith: max))
+                wake(.anyMoved)
             case .lost:
                 onChange(false)
             }
         }
     }
 
-    /// Hands each key with subscribers its update at the given sequence (`Int64.max`: its newest).
-    private func deliverNewest(_ keys: [String: Int64]) {
-        let watched = keys.filter { subscribers.count(of: $0.key) > 0 }
+    /// Hands each key with subscribers its update at the sequence it moved to (its newest after
+    /// a reconnect).
+    private func deliverNewest(_ wake: Wake) {
+        let watched =
+            switch wake {
+            case .moved(let keys): keys.filter { subscribers.count(of: $0.key) > 0 }
+            case .anyMoved: Dictionary(subscribers.keys.map { ($0, Int64.max) }, uniquingKeysWith: max)
+            }
         guard !watched.isEmpty else { return }
         try? database.withConnection { connection in
             for (key, sequence) in watched {

@@ -1,4 +1,3 @@
-import Dispatch
 import Glibc
 import Orders
 import PitlaneCore
@@ -11,24 +10,23 @@ import Synchronization
 public typealias ChatEvent = Chat_V1_ChatEvent
 public typealias ChatMessage = Chat_V1_ChatMessage
 
-/// The chat rooms: messages stored in a database (SQLite, or PostgreSQL shared by replicas),
-/// numbered per room, and everyone in a room on this server.
+/// The chat rooms: messages in a `FeedLog` (the feed `chat`, a key per room) in a database
+/// (SQLite, or PostgreSQL shared by replicas), and everyone in a room on this server.
 ///
-/// A message's number is assigned in its transaction (a per-room counter row, locked until
-/// the commit), so the numbers are the one order of the room across every replica. Each
+/// A message's number is assigned in its transaction (the feed numbers each room's messages
+/// in the commit), so the numbers are the one order of the room across every replica. Each
 /// server hands a room's messages to its participants strictly in that order: it remembers
 /// how far it has delivered each room with someone in it, and before delivering a message
-/// reads any earlier one it has not seen (committed by another replica) from the database.
-/// Other replicas' commits are announced on `ChatRooms.channel` (`relay()`), only as wake-ups.
+/// reads any earlier one it has not seen (committed by another replica) from the log. Other
+/// replicas' commits wake it through the feed's relay (`relay()`).
 ///
-/// One lock orders everything that happens in the rooms here: a message is stored and queued
-/// for every participant of its room in the same critical section, and so are joins (the
-/// history a joiner gets is read there too, up to what the room has been given) and leaves —
-/// so every participant sees one order per room, with nothing missed or repeated between the
-/// history and the live messages. Each participant's queue is bounded; one that falls
-/// `backlog` events behind is disconnected with `.resourceExhausted` and the room hears that it
-/// left. Presence (joins and leaves) is per server: a room's participants on other replicas
-/// are not listed.
+/// One lock orders everything that happens in the rooms here: messages are queued for every
+/// participant of their room under it, in log order, and so are joins (the history a joiner
+/// gets is read there too, up to what the room has been given) and leaves — so every
+/// participant sees one order per room, with nothing missed or repeated between the history
+/// and the live messages. Each participant's queue is bounded; one that falls `backlog` events
+/// behind is disconnected with `.resourceExhausted` and the room hears that it left. Presence
+/// (joins and leaves) is per server: a room's participants on other replicas are not listed.
 public final class ChatRooms: Sendable {
     public struct Settings: Sendable {
         /// Messages a joiner gets from before it joined.
@@ -81,14 +79,14 @@ public final class ChatRooms: Sendable {
     /// Where commits are announced to other replicas.
     public static let channel = "pitlane_chat"
 
+    /// How errors name a room.
+    static let names = FeedNames(domain: "chat.pitlane.dev", keyField: "room", noun: "room", restart: "join again")
+
     public let settings: Settings
-    public let database: any SQLDatabase
-    /// Tells this process's announcements from other replicas'.
-    private let replicaID = String(UInt64.random(in: 1 ... .max), radix: 36)
+    /// The rooms' messages.
+    public let feed: FeedLog
+    public var database: any SQLDatabase { feed.database }
     private let rooms = Mutex(Rooms())
-    private let waiting = Mutex(WaitingSends())
-    /// Where sends are committed, away from the event loops.
-    private let writer = DispatchQueue(label: "pitlane.chat.writer")
 
     /// Opens (creating) the message store in the SQLite file at `path`.
     public convenience init(path: String, settings: Settings = Settings()) throws {
@@ -97,8 +95,11 @@ public final class ChatRooms: Sendable {
 
     /// Opens (creating and migrating) the message store in `database`.
     public init(database: any SQLDatabase, settings: Settings = Settings()) throws {
-        try database.withConnection { try Self.schema.apply(to: $0, legacyVersion: Self.legacyVersion) }
-        self.database = database
+        try database.withConnection { connection in
+            try FeedLog.schema.apply(to: connection)
+            try Self.schema.apply(to: connection, legacyVersion: Self.legacyVersion, seed: Self.moveMessagesToFeed)
+        }
+        feed = try FeedLog(name: "chat", database: database, names: Self.names, retention: .unlimited, channel: Self.channel)
         self.settings = settings
     }
 
@@ -122,7 +123,9 @@ public final class ChatRooms: Sendable {
             }
             // The room first gets what was committed until now; the joiner's history ends there.
             let through = try catchUp(room, in: &rooms)
-            let history = try database.withConnection { try Self.recent(room, count: settings.history, through: through, in: $0) }
+            let history = try database.withConnection { connection in
+                try feed.latest(settings.history, of: room, through: through, in: connection).map(Self.message)
+            }
             let participant = Participant(room: room, nickname: nickname, mailbox: mailbox, key: rooms.makeKey())
             rooms.members[room, default: [:]][participant.key] = Member(participant: participant, nickname: nickname)
             let participants = rooms.nicknames(in: room)
@@ -191,111 +194,46 @@ public final class ChatRooms: Sendable {
         let senderID: String
     }
 
-    /// Sends wait here for the writer; it takes all that waits as one batch.
-    private struct WaitingSends: ~Copyable {
-        var sends: [(SendRequest, CheckedContinuation<ChatMessage, any Error>)] = []
-        var writing = false
-    }
-
+    /// Stores the message (the feed's group commit shares commits between concurrent sends)
+    /// and, once committed, queues it for the room in log order.
     private func send(_ request: SendRequest) async throws -> ChatMessage {
         guard !request.text.isEmpty else { throw RPCError(code: .invalidArgument, message: "a message needs text") }
         guard request.text.utf8.count <= 4_096 else { throw RPCError(code: .invalidArgument, message: "messages are at most 4096 bytes") }
-        return try await withCheckedThrowingContinuation { continuation in
-            let startWriter = waiting.withLock { waiting in
-                waiting.sends.append((request, continuation))
-                defer { waiting.writing = true }
-                return !waiting.writing
+        let room = request.participant.room
+        let nickname = try rooms.withLock { rooms in
+            guard var member = rooms.members[room]?[request.participant.key] else {
+                throw RPCError(code: .failedPrecondition, message: "not in \(room)")
             }
-            if startWriter { writer.async { self.writeWaitingSends() } }
+            if let named = request.nickname, member.nickname != named {
+                member.nickname = named
+                rooms.members[room]?[request.participant.key] = member
+            }
+            return member.nickname ?? ""
         }
+        let payload: [UInt8] = try ChatMessage.with {
+            $0.nickname = nickname
+            $0.text = request.text
+            $0.senderID = request.senderID
+        }.serializedBytes()
+        let entry = try await feed.append(
+            payload, to: room,
+            afterCommit: { [self] entry in
+                guard let message = try? Self.message(entry) else { return }
+                rooms.withLock { rooms in deliverCommitted(message, to: room, in: &rooms) }
+            })
+        return try Self.message(entry)
     }
 
-    /// On the writer's queue, never an event loop: a commit waits for the disk (with
-    /// `synchronous = FULL`, for an fsync), and the messages that arrive meanwhile go in the
-    /// next commit together — a burst of a thousand messages is a few commits, not a thousand.
-    private func writeWaitingSends() {
-        while true {
-            let batch = waiting.withLock { waiting in
-                defer { waiting.sends = [] }
-                if waiting.sends.isEmpty { waiting.writing = false }
-                return waiting.sends
-            }
-            guard !batch.isEmpty else { return }
-            // Rooms in one sequence (arrival order within each): replicas committing batches at
-            // once lock their rooms' counters in the same order, so they never deadlock.
-            let sorted = batch.enumerated().sorted {
-                ($0.element.0.participant.room, $0.offset) < ($1.element.0.participant.room, $1.offset)
-            }
-            let results = rooms.withLock { rooms in store(sorted.map(\.element.0), in: &rooms) }
-            for ((_, (_, continuation)), result) in zip(sorted, results) { continuation.resume(with: result) }
-        }
-    }
-
-    /// Stores a batch in one transaction and queues its messages in order; inside the lock, so
-    /// that no join reads the history between the commit and the broadcast.
-    private func store(_ batch: [SendRequest], in rooms: inout Rooms) -> [Result<ChatMessage, any Error>] {
-        let now = Self.now()
-        var results: [Result<ChatMessage, any Error>] = []
-        do {
-            try database.withConnection { connection in
-                try connection.transaction {
-                    results = []
-                    for request in batch {
-                        let room = request.participant.room
-                        guard var member = rooms.members[room]?[request.participant.key] else {
-                            results.append(.failure(RPCError(code: .failedPrecondition, message: "not in \(room)")))
-                            continue
-                        }
-                        if let named = request.nickname, member.nickname != named {
-                            member.nickname = named
-                            rooms.members[room]?[request.participant.key] = member
-                        }
-                        // The room's counter row stays locked until the commit: ids are the room's one order.
-                        let id =
-                            try connection.first(
-                                """
-                                INSERT INTO chat_rooms (room, last_id) VALUES (?, 1)
-                                ON CONFLICT (room) DO UPDATE SET last_id = chat_rooms.last_id + 1 RETURNING last_id
-                                """, .text(room), as: { $0.int64(at: 0) }) ?? 0
-                        let message = ChatMessage.with {
-                            $0.id = id
-                            $0.nickname = member.nickname ?? ""
-                            $0.text = request.text
-                            $0.sentAt = now
-                            $0.senderID = request.senderID
-                        }
-                        try connection.run(
-                            "INSERT INTO chat_messages (room, id, nickname, text, sent_at, sender_id) VALUES (?, ?, ?, ?, ?, ?)",
-                            .text(room), .integer(message.id), .text(message.nickname), .text(message.text),
-                            .integer(now.seconds * 1_000_000_000 + Int64(now.nanos)), .text(request.senderID))
-                        try connection.notify(
-                            channel: Self.channel, payload: FeedAnnouncement(source: replicaID, position: id, key: room).payload)
-                        results.append(.success(message))
-                    }
-                }
-            }
-        } catch {
-            return batch.map { _ in .failure(error) }
-        }
-        var committed: [String: [ChatMessage]] = [:]
-        for (request, result) in zip(batch, results) {
-            if case .success(let message) = result { committed[request.participant.room, default: []].append(message) }
-        }
-        for (room, messages) in committed { deliverCommitted(messages, to: room, in: &rooms) }
-        return results
-    }
-
-    /// Hands this server's newly committed `messages` (ascending ids) to the room: directly when
-    /// they follow what it was given, after reading what other replicas committed in between
+    /// Hands this server's newly committed `message` to the room: directly when it follows
+    /// what the room was given, after reading what other replicas committed in between
     /// otherwise. What cannot be read now (the database went away) the room gets at its next
     /// catch-up.
-    private func deliverCommitted(_ messages: [ChatMessage], to room: String, in rooms: inout Rooms) {
-        guard rooms.members[room] != nil, let first = messages.first else { return }
-        let through = rooms.delivered[room] ?? first.id - 1
+    private func deliverCommitted(_ message: ChatMessage, to room: String, in rooms: inout Rooms) {
+        guard rooms.members[room] != nil else { return }
+        let through = rooms.delivered[room] ?? message.id - 1
         rooms.delivered[room] = through
-        let contiguous = messages.enumerated().allSatisfy { $0.element.id == first.id + Int64($0.offset) }
-        if first.id == through + 1, contiguous {
-            deliver(messages, to: room, in: &rooms)
+        if message.id == through + 1 {
+            deliver([message], to: room, in: &rooms)
         } else {
             _ = try? catchUp(room, in: &rooms)
         }
@@ -307,13 +245,12 @@ public final class ChatRooms: Sendable {
     @discardableResult
     private func catchUp(_ room: String, in rooms: inout Rooms) throws -> Int64 {
         guard let through = rooms.delivered[room] else {
-            let newest = try database.withConnection { connection in
-                try connection.first("SELECT last_id FROM chat_rooms WHERE room = ?", .text(room), as: { $0.int64(at: 0) }) ?? 0
-            }
+            let newest = try database.withConnection { try feed.state(of: room, in: $0)?.lastSequence ?? 0 }
             rooms.delivered[room] = newest
             return newest
         }
-        let missed = try database.withConnection { try Self.messages(of: room, after: through, in: $0) }
+        // A bounded page: a room further behind gets the rest at its next catch-up.
+        let missed = try database.withConnection { try feed.entries(of: room, after: through, limit: 1_024, in: $0).map(Self.message) }
         deliver(missed, to: room, in: &rooms)
         return rooms.delivered[room] ?? through
     }
@@ -330,22 +267,13 @@ public final class ChatRooms: Sendable {
     /// returned listening is stopped; `onChange` hears whether the database is reachable.
     /// Nil for a database only this process uses (SQLite).
     public func relay(onChange: @escaping @Sendable (_ reachable: Bool) -> Void = { _ in }) -> (any SQLListening)? {
-        database.listen(to: Self.channel) { [self] notification in
-            let woken: Set<String>
-            switch notification {
-            case .payloads(let payloads):
-                woken = Set(
-                    payloads.compactMap { payload in
-                        FeedAnnouncement(payload: payload).flatMap { $0.source == replicaID ? nil : $0.key }
-                    })
-            case .listening:
-                onChange(true)
-                woken = rooms.withLock { Set($0.members.keys) }
-            case .lost:
-                onChange(false)
-                return
-            }
+        feed.relay(onChange: onChange) { [self] wake in
             rooms.withLock { rooms in
+                let woken =
+                    switch wake {
+                    case .moved(let positions): Array(positions.keys)
+                    case .anyMoved: Array(rooms.members.keys)
+                    }
                 for room in woken where rooms.members[room] != nil { _ = try? catchUp(room, in: &rooms) }
             }
         }
@@ -395,33 +323,12 @@ public final class ChatRooms: Sendable {
         broadcast(left, to: room, except: nil, in: &rooms)
     }
 
-    /// The last `count` messages of `room` up to id `through`, oldest first.
-    private static func recent(_ room: String, count: Int, through: Int64, in connection: any SQLConnection) throws -> [ChatMessage] {
-        try connection.all(
-            """
-            SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? AND id <= ? ORDER BY id DESC LIMIT ?
-            """, .text(room), .integer(through), .int(count), as: message
-        ).reversed()
-    }
-
-    /// The messages of `room` after id `after`, oldest first (a bounded page: a room that is
-    /// further behind gets the rest at its next catch-up).
-    private static func messages(of room: String, after: Int64, in connection: any SQLConnection) throws -> [ChatMessage] {
-        try connection.all(
-            """
-            SELECT id, nickname, text, sent_at, sender_id FROM chat_messages WHERE room = ? AND id > ? ORDER BY id LIMIT 1024
-            """, .text(room), .integer(after), as: message)
-    }
-
-    private static func message(_ row: any SQLRow) -> ChatMessage {
-        let sentAt = row.int64(at: 3)
-        return .with {
-            $0.id = row.int64(at: 0)
-            $0.nickname = row.text(at: 1)
-            $0.text = row.text(at: 2)
-            $0.sentAt = Google_Protobuf_Timestamp(seconds: sentAt / 1_000_000_000, nanos: Int32(sentAt % 1_000_000_000))
-            $0.senderID = row.text(at: 4)
-        }
+    /// The message an entry of the feed holds: its id is the entry's sequence, its time the commit's.
+    private static func message(_ entry: FeedLog.Entry) throws -> ChatMessage {
+        var message = try ChatMessage(serializedBytes: entry.payload)
+        message.id = entry.sequence
+        message.sentAt = entry.timestamp
+        return message
     }
 
     // MARK: Schema
@@ -459,7 +366,43 @@ public final class ChatRooms: Sendable {
                 INSERT INTO chat_rooms (room, last_id) SELECT room, max(id) FROM chat_messages GROUP BY room;
                 """
             ),
+            // With PitlaneLive: each room's counter becomes its key in the feed `chat`
+            // (FeedLog.schema, applied first); the messages follow (`moveMessagesToFeed`).
+            (
+                sqlite: ChatRooms.moveCounters,
+                postgres: ChatRooms.moveCounters
+            ),
         ])
+
+    private static let moveCounters = """
+        INSERT INTO feed_keys (feed, key, last_sequence) SELECT 'chat', room, last_id FROM chat_rooms;
+        DROP TABLE chat_rooms;
+        """
+
+    /// Moves the messages of `chat_messages`, if the table is still there, into the feed as
+    /// serialized `ChatMessage`s (their id and time are the entry's), and drops it: the seed of
+    /// the schema's migrations, in their transaction.
+    private static func moveMessagesToFeed(_ connection: any SQLConnection) throws {
+        let exists =
+            connection.dialect == .sqlite
+            ? "SELECT 1 FROM sqlite_master WHERE name = 'chat_messages'"
+            : "SELECT 1 WHERE to_regclass('chat_messages') IS NOT NULL"
+        guard try connection.first(exists, as: { _ in true }) != nil else { return }
+        let rows = try connection.all("SELECT room, id, nickname, text, sent_at, sender_id FROM chat_messages ORDER BY room, id") { row in
+            let payload: [UInt8] = try ChatMessage.with {
+                $0.nickname = row.text(at: 2)
+                $0.text = row.text(at: 3)
+                $0.senderID = row.text(at: 5)
+            }.serializedBytes()
+            return (room: row.text(at: 0), id: row.int64(at: 1), sentAt: row.int64(at: 4), payload: payload)
+        }
+        for row in rows {
+            try connection.run(
+                "INSERT INTO feed_entries (feed, key, sequence, occurred_at, payload) VALUES ('chat', ?, ?, ?, ?)",
+                .text(row.room), .integer(row.id), .integer(row.sentAt), .blob(row.payload))
+        }
+        try connection.execute("DROP TABLE chat_messages")
+    }
 
     /// SQLite files from before `pitlane_schema`: the table, with or without `sender_id`.
     private static func legacyVersion(_ connection: any SQLConnection) throws -> Int {

@@ -8,6 +8,7 @@ import Foundation
 import Orders
 import Pitlane
 import PitlaneCommandLine
+import PitlaneLive
 import PitlaneObservability
 import Synchronization
 
@@ -126,7 +127,7 @@ func event(from words: ArraySlice<String>) -> Orders_V1_PublishUpdateRequest.One
 
 /// Watches until interrupted (or `count` updates): state changes on standard error, the order
 /// and its updates on standard output.
-func watch(_ orderID: String, count: Int?, client: GRPCClient<HTTP2ClientTransport>) async -> OrderConnectionState {
+func watch(_ orderID: String, count: Int?, client: GRPCClient<HTTP2ClientTransport>) async -> FeedConnectionState {
     var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
     settings.backoff = ReconnectBackoff(initial: .milliseconds(250), maximum: .seconds(5))
     let (done, finish) = AsyncStream.makeStream(of: Void.self)
@@ -166,9 +167,9 @@ final class Counter: Sendable {
 
 do {
     let positional = options.positional
-    let state: OrderConnectionState? = try await withGRPCClient(
+    let state: FeedConnectionState? = try await withGRPCClient(
         transport: transport, interceptors: [BearerTokenClientInterceptor(token: token)], observer: metrics
-    ) { client -> OrderConnectionState? in
+    ) { client -> FeedConnectionState? in
         let orders = Orders_V1_OrderTracking.Client(wrapping: client)
         switch positional.first {
         case "create":

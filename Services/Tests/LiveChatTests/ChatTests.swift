@@ -3,6 +3,7 @@ import LiveChat
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneSQLite
 import ServiceHarness
 import TestSupport
 import Testing
@@ -211,5 +212,47 @@ struct ChatTests {
         // The slow one reads what was queued, then the status.
         let error = await rpcError { while try await slow.mailbox.next() != nil {} }
         #expect(error?.code == .resourceExhausted && error?.message.contains("behind") == true)
+    }
+
+    @Test("rooms from before PitlaneLive move into the feed: history, ids and senders kept, numbering carries on")
+    func migratesOldRooms() async throws {
+        let directory = try TemporaryDirectory()
+        defer { withExtendedLifetime(directory) {} }
+        let path = directory.path + "/chat.sqlite"
+        // Schema version 3 of the chat, as the server before PitlaneLive left it.
+        try await SQLiteStore(path: path).withConnection { connection in
+            try connection.execute(
+                """
+                CREATE TABLE pitlane_schema (component TEXT PRIMARY KEY, version INTEGER NOT NULL);
+                INSERT INTO pitlane_schema VALUES ('chat', 3);
+                CREATE TABLE chat_messages (
+                    room TEXT NOT NULL, id INTEGER NOT NULL, nickname TEXT NOT NULL, text TEXT NOT NULL, sent_at INTEGER NOT NULL,
+                    sender_id TEXT NOT NULL DEFAULT '', PRIMARY KEY (room, id)
+                ) WITHOUT ROWID;
+                CREATE TABLE chat_rooms (room TEXT PRIMARY KEY, last_id INTEGER NOT NULL) WITHOUT ROWID;
+                INSERT INTO chat_messages VALUES ('r', 1, 'ann', 'hello', 1700000000000000000, 'a-1');
+                INSERT INTO chat_messages VALUES ('r', 2, 'bob', 'hi ann', 1700000001000000000, '');
+                INSERT INTO chat_rooms VALUES ('r', 2);
+                """)
+        }
+        let rooms = try ChatRooms(path: path)
+        let cid = try rooms.join(room: "r", nickname: "cid", mailbox: rooms.makeMailbox())
+        var history: [ChatMessage] = []
+        while let event = cid.mailbox.poll() {
+            if case .message(let message) = event.event { history.append(message) }
+        }
+        #expect(history.map(\.id) == [1, 2])
+        #expect(history.map(\.text) == ["hello", "hi ann"])
+        #expect(history.map(\.nickname) == ["ann", "bob"] && history[0].senderID == "a-1")
+        #expect(history[1].sentAt.seconds == 1_700_000_001)
+        #expect(try await rooms.send("hey", from: cid).id == 3)
+        // Opened again: nothing is moved twice.
+        let again = try ChatRooms(path: path)
+        let dee = try again.join(room: "r", nickname: "dee", mailbox: again.makeMailbox())
+        var seen: [Int64] = []
+        while let event = dee.mailbox.poll() {
+            if case .message(let message) = event.event { seen.append(message.id) }
+        }
+        #expect(seen == [1, 2, 3])
     }
 }

@@ -3,6 +3,7 @@ import Orders
 import PitlaneCore
 import PitlaneHTTP2
 import PitlaneHealth
+import PitlaneLive
 import ServiceHarness
 import TestSupport
 import Testing
@@ -60,7 +61,7 @@ struct OrderAccessTests {
             }
             // The client library stops at once on an authorization failure: no retrying.
             try await server.withClient(token: "bob-token") { client in
-                let states = Locked<[OrderConnectionState]>([])
+                let states = Locked<[FeedConnectionState]>([])
                 let store = OrderStreamStore(orderID: "alices", client: client) { change in
                     if case .connection(let state) = change { states.withLock { $0.append(state) } }
                 }

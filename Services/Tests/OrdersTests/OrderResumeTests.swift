@@ -2,6 +2,7 @@ import Foundation
 import Orders
 import PitlaneCore
 import PitlaneHTTP2
+import PitlaneLive
 import ServiceHarness
 import TestSupport
 import Testing
@@ -56,8 +57,8 @@ struct OrderResumeTests {
                 try await $0.createOrder(.with { $0.orderID = orderID }).latestUpdateID
             }
             let (appliedIDs, appliedSink) = AsyncStream.makeStream(of: String.self)
-            let states = Locked<[OrderConnectionState]>([])
-            let (liveStates, liveSink) = AsyncStream.makeStream(of: OrderConnectionState.self)
+            let states = Locked<[FeedConnectionState]>([])
+            let (liveStates, liveSink) = AsyncStream.makeStream(of: FeedConnectionState.self)
             let total = 300
             try await server.withClient(token: "alice-token") { client in
                 var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
@@ -206,8 +207,8 @@ struct OrderResumeTests {
                 // backs up through flow control into the server's bounded queue.
                 let (released, release) = AsyncStream.makeStream(of: Void.self)
                 let (appliedIDs, appliedSink) = AsyncStream.makeStream(of: String.self)
-                let (liveStates, liveSink) = AsyncStream.makeStream(of: OrderConnectionState.self)
-                let states = Locked<[OrderConnectionState]>([])
+                let (liveStates, liveSink) = AsyncStream.makeStream(of: FeedConnectionState.self)
+                let states = Locked<[FeedConnectionState]>([])
                 let held = Locked(false)
                 var settings = OrderStreamStore<HTTP2ClientTransport>.Settings()
                 settings.backoff = ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(200))

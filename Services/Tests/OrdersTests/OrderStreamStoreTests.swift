@@ -1,5 +1,6 @@
 import Orders
 import PitlaneCore
+import PitlaneLive
 import ServiceHarness
 import Synchronization
 import TestSupport
@@ -46,7 +47,7 @@ struct OrderStreamStoreTests {
                 var settings = OrderStreamStore<InProcessTransport.Client>.Settings()
                 settings.bootstrapTimeout = .seconds(1)
                 settings.backoff = ReconnectBackoff(initial: .milliseconds(10), maximum: .milliseconds(50))
-                let (states, sink) = AsyncStream.makeStream(of: OrderConnectionState.self)
+                let (states, sink) = AsyncStream.makeStream(of: FeedConnectionState.self)
                 let store = OrderStreamStore(orderID: "o", client: client, settings: settings) { change in
                     if case .connection(let state) = change { sink.yield(state) }
                 }
