@@ -91,8 +91,11 @@ public final class FeedLog: Sendable {
     public let channel: String
     /// Words the errors (`FeedError`) for this feed's clients.
     public let names: FeedNames
+    /// Subscribers of a log: each buffers a bounded number of entries, then meets its policy.
+    public typealias Subscribers = FeedSubscribers<FeedBuffer<Entry>>
+
     /// This process's subscribers, handed each committed update in log order.
-    public let subscribers: FeedSubscribers<Entry>
+    public let subscribers: Subscribers
 
     private let keys: Keys
     private let clock: WallClock
@@ -113,14 +116,14 @@ public final class FeedLog: Sendable {
     ///   - timeSource: The clock updates are stamped with and retention ages by. Default: real time.
     public init(
         name: String, database: any SQLDatabase, names: FeedNames, keys: Keys = .createdOnAppend, retention: Retention = Retention(),
-        subscribers: FeedSubscribers<Entry>? = nil, channel: String? = nil, timeSource: TimeSource = .continuous
+        subscribers: Subscribers? = nil, channel: String? = nil, timeSource: TimeSource = .continuous
     ) throws {
         self.name = name
         self.database = database
         self.names = names
         self.keys = keys
         self.retention = retention
-        self.subscribers = subscribers ?? FeedSubscribers(names: names)
+        self.subscribers = subscribers ?? Subscribers(names: names)
         self.channel = channel ?? "pitlane_" + name
         clock = WallClock(timeSource)
         epoch = try database.withConnection { connection in

@@ -18,52 +18,52 @@ public enum FeedSignal<Update: FeedUpdate>: Sendable {
     case fellBehind
 }
 
-/// This process's subscribers of a feed, by key: each committed (or, for an ephemeral feed,
-/// published) update goes to every subscription of its key, into a bounded buffer.
+/// What happens to a subscriber of a ``FeedBuffer`` whose buffer is full when another update comes.
+public enum FeedOverflow: Sendable {
+    /// Its buffer is emptied and it reads ``FeedSignal/fellBehind`` next.
+    case catchUp
+    /// Its subscription ends with ``FeedError/Reason/subscriberTooSlow``.
+    case end
+}
+
+/// This process's subscribers of a feed, by key: each update goes to every subscription of
+/// its key, into a buffer of the subscription's own that decides what waits for its reader.
 ///
-/// A subscriber that falls ``bufferLimit`` updates behind meets the feed's ``Overflow``
-/// policy: its buffer is emptied and either it reads ``FeedSignal/fellBehind`` next and
-/// catches up (from the log, or by skipping), or its subscription ends with
-/// ``FeedError/Reason/subscriberTooSlow`` (`RESOURCE_EXHAUSTED` with `RetryInfo`). Either way a
-/// subscriber that never reads costs at most its buffer.
+/// A durable feed's subscribers (``FeedLog/Subscribers``) buffer with ``FeedBuffer``: at most
+/// a limit, then the ``FeedOverflow`` policy — the subscriber catches up from the log, or its
+/// subscription ends with ``FeedError/Reason/subscriberTooSlow`` (`RESOURCE_EXHAUSTED` with
+/// `RetryInfo`). An ephemeral feed (positions at 10 Hz) gives each subscription a buffer of its
+/// own kind (the latest position wins, say). Either way a subscriber that never reads costs at
+/// most its buffer.
 ///
 /// Subscriptions may name a member (a nickname, a user): ``members(of:)`` is the presence of
 /// a key on this replica, gone when the subscription is.
-public final class FeedSubscribers<Update: FeedUpdate>: Sendable {
-    /// What happens to a subscriber whose buffer is full when another update comes.
-    public enum Overflow: Sendable {
-        /// Its buffer is emptied and it reads ``FeedSignal/fellBehind`` next.
-        case catchUp
-        /// Its subscription ends with ``FeedError/Reason/subscriberTooSlow``.
-        case end
-    }
-
+public final class FeedSubscribers<Buffer: MailboxBuffer>: Sendable {
     private struct State: ~Copyable {
-        var byKey: [String: [ObjectIdentifier: FeedSubscription<Update>]] = [:]
+        var byKey: [String: [ObjectIdentifier: FeedSubscription<Buffer>]] = [:]
         var shutdown: (any Error)?
     }
 
-    /// Updates a subscription may buffer.
-    public let bufferLimit: Int
-    /// What happens past the limit.
-    public let overflow: Overflow
-    private let names: FeedNames
+    private let makeBuffer: @Sendable () -> Buffer
     private let state = Mutex(State())
+
+    /// Subscribers whose subscriptions buffer in what `makeBuffer` makes, unless they bring their own.
+    public init(makeBuffer: @escaping @Sendable () -> Buffer) {
+        self.makeBuffer = makeBuffer
+    }
 
     /// Subscribers that buffer `bufferLimit` updates each, then meet `overflow`; `names` words
     /// the errors.
-    public init(bufferLimit: Int = 1_024, overflow: Overflow = .catchUp, names: FeedNames) {
+    public convenience init<Update>(bufferLimit: Int = 1_024, overflow: FeedOverflow = .catchUp, names: FeedNames)
+    where Buffer == FeedBuffer<Update> {
         precondition(bufferLimit > 0, "a subscription buffers at least one update")
-        self.bufferLimit = bufferLimit
-        self.overflow = overflow
-        self.names = names
+        self.init { FeedBuffer(limit: bufferLimit, overflow: overflow, names: names) }
     }
 
-    /// Starts buffering the updates of `key`, present as `member` (if given) until
-    /// ``unsubscribe(_:)``.
-    public func subscribe(to key: String, as member: String? = nil) -> FeedSubscription<Update> {
-        let subscription = FeedSubscription<Update>(
-            key: key, member: member, buffer: FeedBuffer(limit: bufferLimit, overflow: overflow, names: names))
+    /// Starts buffering the updates of `key` in `buffer` (default: a new one of the
+    /// subscribers' kind), present as `member` (if given) until ``unsubscribe(_:)``.
+    public func subscribe(to key: String, as member: String? = nil, buffer: Buffer? = nil) -> FeedSubscription<Buffer> {
+        let subscription = FeedSubscription<Buffer>(key: key, member: member, buffer: buffer ?? makeBuffer())
         let shutdown = state.withLock { state in
             if state.shutdown == nil { state.byKey[key, default: [:]][ObjectIdentifier(subscription)] = subscription }
             return state.shutdown
@@ -72,8 +72,9 @@ public final class FeedSubscribers<Update: FeedUpdate>: Sendable {
         return subscription
     }
 
-    /// Stops `subscription`: it gets nothing more and its member leaves the key's presence.
-    public func unsubscribe(_ subscription: FeedSubscription<Update>) {
+    /// Stops `subscription`: it gets nothing more, its reader ends once it has read what is
+    /// buffered, and its member leaves the key's presence.
+    public func unsubscribe(_ subscription: FeedSubscription<Buffer>) {
         state.withLock { state in
             state.byKey[subscription.key]?[ObjectIdentifier(subscription)] = nil
             if state.byKey[subscription.key]?.isEmpty == true { state.byKey[subscription.key] = nil }
@@ -82,9 +83,20 @@ public final class FeedSubscribers<Update: FeedUpdate>: Sendable {
     }
 
     /// Hands `update` to every subscription of `key`.
-    public func deliver(_ update: Update, for key: String) {
-        let receivers = state.withLock { $0.byKey[key].map { Array($0.values) } ?? [] }
-        for subscription in receivers { subscription.mailbox.offer(update) }
+    @inlinable public func deliver(_ update: Buffer.Input, for key: String) {
+        for subscription in subscriptions(of: key) { subscription.mailbox.offer(update) }
+    }
+
+    /// The subscriptions of `key` now.
+    public func subscriptions(of key: String) -> [FeedSubscription<Buffer>] {
+        state.withLock { $0.byKey[key].map { Array($0.values) } ?? [] }
+    }
+
+    /// Ends every subscription of `key` (the key is over: a race finished) or, with `failing`,
+    /// fails them; each reader ends once it has read what is buffered.
+    public func end(_ key: String, failing error: (any Error)? = nil) {
+        let ended = state.withLock { $0.byKey.removeValue(forKey: key).map { Array($0.values) } ?? [] }
+        for subscription in ended { subscription.mailbox.end(error.map { .failed($0) } ?? .finished) }
     }
 
     /// The keys with subscribers now.
@@ -113,47 +125,51 @@ public final class FeedSubscribers<Update: FeedUpdate>: Sendable {
     }
 }
 
-/// One subscriber's buffered updates of one key; read with ``next()`` by one reader.
-public final class FeedSubscription<Update: FeedUpdate>: Sendable {
+/// One subscriber's buffered updates of one key, read by one reader.
+public final class FeedSubscription<Buffer: MailboxBuffer>: Sendable {
     /// The key subscribed to.
     public let key: String
     /// The name it is present under, if any.
     public let member: String?
-    let mailbox: Mailbox<FeedBuffer<Update>>
+    /// Where its updates wait.
+    public let mailbox: Mailbox<Buffer>
 
-    init(key: String, member: String?, buffer: FeedBuffer<Update>) {
+    init(key: String, member: String?, buffer: Buffer) {
         self.key = key
         self.member = member
         mailbox = Mailbox(buffer)
     }
 
-    /// The next signal without waiting: nil when none is buffered.
-    public func poll() -> FeedSignal<Update>? { mailbox.poll() }
+    /// The next buffered element without waiting: nil when none is buffered.
+    public func poll() -> Buffer.Output? { mailbox.poll() }
 
-    /// The next signal, waiting for one; nil once unsubscribed.
+    /// The next element, waiting for one; nil once unsubscribed or ended.
     ///
-    /// - Throws: ``FeedError`` `.subscriberTooSlow` (policy ``FeedSubscribers/Overflow/end``),
+    /// - Throws: the buffer's error (a ``FeedBuffer``'s ``FeedError/Reason/subscriberTooSlow``),
     ///   the shutdown error, `CancellationError`.
-    public func next() async throws -> FeedSignal<Update>? { try await mailbox.next() }
+    public func next() async throws -> Buffer.Output? { try await mailbox.next() }
 }
 
-/// A subscription's buffer: first in, first out, at most `limit` updates; past that, the
-/// policy.
-struct FeedBuffer<Update: FeedUpdate>: MailboxBuffer {
+/// A durable feed's subscription buffer: first in, first out, at most `limit` updates; past
+/// that, the ``FeedOverflow`` policy.
+public struct FeedBuffer<Update: FeedUpdate>: MailboxBuffer {
     private var queue = Deque<Update>()
     private let limit: Int
-    private let overflow: FeedSubscribers<Update>.Overflow
+    private let overflow: FeedOverflow
     private let names: FeedNames
     /// Updates were dropped; the reader is told before anything else, and until it is, more are dropped.
     private var behind = false
 
-    init(limit: Int, overflow: FeedSubscribers<Update>.Overflow, names: FeedNames) {
+    /// A buffer of at most `limit` updates, then `overflow`; `names` words the error.
+    public init(limit: Int, overflow: FeedOverflow, names: FeedNames) {
         self.limit = limit
         self.overflow = overflow
         self.names = names
     }
 
-    mutating func append(_ update: Update) -> (any Error)? {
+    /// Buffers `update`, or drops it while the reader has not been told it fell behind; past
+    /// the limit, empties the buffer and applies the policy.
+    public mutating func append(_ update: Update) -> (any Error)? {
         guard !behind else { return nil }
         queue.append(update)
         guard queue.count > limit else { return nil }
@@ -167,7 +183,8 @@ struct FeedBuffer<Update: FeedUpdate>: MailboxBuffer {
         }
     }
 
-    mutating func removeNext() -> FeedSignal<Update>? {
+    /// ``FeedSignal/fellBehind`` first if updates were dropped, then the oldest update.
+    public mutating func removeNext() -> FeedSignal<Update>? {
         if behind {
             behind = false
             return .fellBehind

@@ -17,7 +17,7 @@ struct FeedLogTests {
 
     func withLog<T>(
         _ backend: TestBackend, keys: FeedLog.Keys = .createdOnAppend, retention: FeedLog.Retention = .unlimited,
-        subscribers: FeedSubscribers<FeedLog.Entry>? = nil, timeSource: TimeSource = .continuous,
+        subscribers: FeedLog.Subscribers? = nil, timeSource: TimeSource = .continuous,
         _ body: (FeedLog) async throws -> T
     ) async throws -> T {
         let directory = try TemporaryDirectory()
@@ -190,7 +190,7 @@ struct FeedLogTests {
 
     @Test("a subscriber that falls behind catches up from the log, missing nothing", arguments: TestBackend.allCases)
     func slowSubscriberCatchesUp(backend: TestBackend) async throws {
-        let subscribers = FeedSubscribers<FeedLog.Entry>(bufferLimit: 2, overflow: .catchUp, names: Self.names)
+        let subscribers = FeedLog.Subscribers(bufferLimit: 2, overflow: .catchUp, names: Self.names)
         try await withLog(backend, subscribers: subscribers) { log in
             let gate = AsyncGate()
             let received = Mutex<[Int64]>([])
@@ -212,7 +212,7 @@ struct FeedLogTests {
 
     @Test("a subscriber that never reads, under the end policy: RESOURCE_EXHAUSTED with RetryInfo, others unaffected")
     func slowSubscriberEnds() async throws {
-        let subscribers = FeedSubscribers<FeedLog.Entry>(bufferLimit: 4, overflow: .end, names: Self.names)
+        let subscribers = FeedLog.Subscribers(bufferLimit: 4, overflow: .end, names: Self.names)
         try await withLog(.sqlite, subscribers: subscribers) { log in
             let stuck = subscribers.subscribe(to: "k")
             let reader = subscribers.subscribe(to: "k")
@@ -234,7 +234,7 @@ struct FeedLogTests {
 
     @Test("shutting down ends every subscription and later ones with its error")
     func shutdown() async throws {
-        let subscribers = FeedSubscribers<FeedLog.Entry>(names: Self.names)
+        let subscribers = FeedLog.Subscribers(names: Self.names)
         let before = subscribers.subscribe(to: "k")
         subscribers.shutdown(RPCError(code: .unavailable, message: "bye"))
         let after = subscribers.subscribe(to: "k")

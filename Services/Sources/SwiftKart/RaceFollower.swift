@@ -1,6 +1,9 @@
 import PitlaneCore
+import PitlaneLive
 
-/// One client's view of a live race: the events it asked for, in order, at the pace it reads.
+/// One client's view of a live race: the events it asked for, in order, at the pace it reads
+/// — a subscription of the race's ephemeral feed (`FeedSubscribers`), buffered by
+/// `RaceEventBuffer`.
 ///
 /// A follower that reads slower than events arrive gets conflated locations — only the
 /// latest positions wait for it — and every standings update, in order. If it falls more than
@@ -9,10 +12,21 @@ import PitlaneCore
 public final class RaceFollower: AsyncSequence, Sendable {
     public typealias Element = FollowRaceResponse
 
-    private let mailbox: Mailbox<RaceEventBuffer>
+    let subscription: FeedSubscription<RaceEventBuffer>
+    /// The race followed; nil for a follower made on its own.
+    let race: LiveRace?
+    private var mailbox: Mailbox<RaceEventBuffer> { subscription.mailbox }
 
+    init(subscription: FeedSubscription<RaceEventBuffer>, race: LiveRace) {
+        self.subscription = subscription
+        self.race = race
+    }
+
+    /// A follower of no race, offered events by hand.
     init(eventTypes: Set<RaceEventType>, standingsBacklog: Int) {
-        mailbox = Mailbox(RaceEventBuffer(eventTypes: eventTypes, standingsBacklog: standingsBacklog))
+        let alone = FeedSubscribers { RaceEventBuffer(eventTypes: eventTypes, standingsBacklog: standingsBacklog) }
+        subscription = alone.subscribe(to: "")
+        race = nil
     }
 
     /// The event types this follower receives from now on; pending events of types no longer

@@ -1,5 +1,6 @@
 import Glibc
 import PitlaneCore
+import PitlaneLive
 import PitlaneProtobuf
 import Synchronization
 
@@ -37,15 +38,14 @@ public final class RaceTracker: Sendable {
 
     /// Starts following `race`, joining its live simulation or starting it.
     public func follow(_ race: ScheduledRace, eventTypes: Set<RaceEventType>) -> RaceFollower {
-        let follower = RaceFollower(eventTypes: eventTypes, standingsBacklog: settings.standingsBacklog)
         live.withLock { races in
-            if let running = races[race.name], running.add(follower) { return }
+            if let running = races[race.name], let follower = running.add(eventTypes: eventTypes) { return follower }
             let started = LiveRace(race: race, settings: settings)
-            _ = started.add(follower)
+            let follower = started.add(eventTypes: eventTypes)!
             races[race.name] = started
             started.start { [weak self] in self?.remove(started) }
+            return follower
         }
-        return follower
     }
 
     /// Replaces what `follower` receives; a type it did not receive before starts at once with
@@ -54,19 +54,17 @@ public final class RaceTracker: Sendable {
         let added = eventTypes.subtracting(follower.eventTypes)
         follower.eventTypes = eventTypes
         guard !added.isEmpty else { return }
-        let race = live.withLock { races in races.values.first { $0.isFollowed(by: follower) } }
-        race?.offerLatest(of: added, to: follower)
+        follower.race?.offerLatest(of: added, to: follower)
     }
 
     /// Stops following; the race stops when nobody follows it any more.
     public func leave(_ follower: RaceFollower) {
+        guard let race = follower.race else { return }
         let stopped: LiveRace? = live.withLock { races in
-            for (name, race) in races where race.remove(follower) {
-                guard race.isAbandoned else { return nil }
-                races[name] = nil
-                return race
-            }
-            return nil
+            race.remove(follower)
+            guard race.isAbandoned, races[race.race.name] === race else { return nil }
+            races[race.race.name] = nil
+            return race
         }
         stopped?.stop()
     }
@@ -102,10 +100,10 @@ public final class RaceTracker: Sendable {
     }
 }
 
-/// One running simulation and its followers.
+/// One running simulation and its followers, an ephemeral feed: what each tick publishes goes
+/// to every follower's buffer, and nothing is kept but the latest event of each type.
 final class LiveRace: Sendable {
     private struct State {
-        var followers: [ObjectIdentifier: RaceFollower] = [:]
         /// The latest of each, for followers who join mid-race.
         var latest: [RaceEvent] = []
         var tick = 0
@@ -116,35 +114,37 @@ final class LiveRace: Sendable {
     let race: ScheduledRace
     private let settings: RaceTracker.Settings
     private let state = Mutex(State())
+    /// Its followers, under the race's name.
+    private let followers: FeedSubscribers<RaceEventBuffer>
 
     init(race: ScheduledRace, settings: RaceTracker.Settings) {
         self.race = race
         self.settings = settings
+        followers = FeedSubscribers { [backlog = settings.standingsBacklog] in RaceEventBuffer(eventTypes: [], standingsBacklog: backlog) }
     }
 
-    /// Adds a follower unless the race is over; a newcomer gets the latest events at once.
-    var followerCount: Int { state.withLock { $0.followers.count } }
+    var followerCount: Int { followers.count(of: race.name) }
 
-    func add(_ follower: RaceFollower) -> Bool {
+    /// A new follower of `eventTypes`, unless the race is over; it gets the latest events at once.
+    func add(eventTypes: Set<RaceEventType>) -> RaceFollower? {
         state.withLock { state in
-            guard !state.isOver else { return false }
-            state.followers[ObjectIdentifier(follower)] = follower
+            guard !state.isOver else { return nil }
+            let buffer = RaceEventBuffer(eventTypes: eventTypes, standingsBacklog: settings.standingsBacklog)
+            let follower = RaceFollower(subscription: followers.subscribe(to: race.name, buffer: buffer), race: self)
             for event in state.latest { follower.offer(event, tick: state.tick) }
-            return true
+            return follower
         }
     }
 
-    /// Removes a follower; true if it was following this race.
-    func remove(_ follower: RaceFollower) -> Bool {
-        state.withLock { $0.followers.removeValue(forKey: ObjectIdentifier(follower)) != nil }
+    /// Removes a follower.
+    func remove(_ follower: RaceFollower) {
+        followers.unsubscribe(follower.subscription)
     }
 
-    var isAbandoned: Bool { state.withLock { $0.followers.isEmpty } }
+    var isAbandoned: Bool { followers.count(of: race.name) == 0 }
 
-    var followerEventTypes: [Set<RaceEventType>] { state.withLock { $0.followers.values.map(\.eventTypes) } }
-
-    func isFollowed(by follower: RaceFollower) -> Bool {
-        state.withLock { $0.followers[ObjectIdentifier(follower)] != nil }
+    var followerEventTypes: [Set<RaceEventType>] {
+        followers.subscriptions(of: race.name).map { $0.mailbox.withBuffer { $0.eventTypes } }
     }
 
     /// Hands `follower` the latest event of each of `types`.
@@ -164,13 +164,12 @@ final class LiveRace: Sendable {
 
     /// Ends the simulation; remaining followers' streams fail with `error`.
     func stop(failing error: RPCError? = nil) {
-        let (task, followers) = state.withLock { state in
+        let task = state.withLock { state in
             state.isOver = true
-            defer { state.followers.removeAll() }
-            return (state.task, Array(state.followers.values))
+            return state.task
         }
         task?.cancel()
-        if let error { for follower in followers { follower.fail(error) } }
+        followers.end(race.name, failing: error)
     }
 
     private func run() async {
@@ -181,11 +180,8 @@ final class LiveRace: Sendable {
             var simulation = RaceSimulation(race: race, seed: settings.seed, tickSeconds: tickSeconds)
             _ = await drive(&simulation)
         }
-        let followers = state.withLock { state in
-            state.isOver = true
-            return Array(state.followers.values)
-        }
-        for follower in followers { follower.finish() }
+        state.withLock { $0.isOver = true }
+        followers.end(race.name)
     }
 
     /// Paces `simulation` to its finish, one tick per tick interval of the settings' clock,
@@ -278,7 +274,7 @@ final class LiveRace: Sendable {
         if standings {
             events.append(.standings(.with { $0.standings = simulation.standings() }))
         }
-        let followers = state.withLock { state in
+        state.withLock { state in
             state.tick = simulation.tick
             for event in events {
                 if let index = state.latest.firstIndex(where: { $0.type == event.type }) {
@@ -287,10 +283,9 @@ final class LiveRace: Sendable {
                     state.latest.append(event)
                 }
             }
-            return Array(state.followers.values)
         }
-        for follower in followers {
-            for event in events { follower.offer(event, tick: simulation.tick) }
+        for subscription in followers.subscriptions(of: race.name) {
+            for event in events { subscription.mailbox.offer(TickedEvent(event: event, tick: simulation.tick)) }
         }
     }
 
