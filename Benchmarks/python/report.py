@@ -253,6 +253,33 @@ def swiftkart(rows):
         print(f"{driver}: largest step sustained {largest}{memory}")
 
 
+def fanout(rows):
+    """Live feeds against their targets, one verdict per target (scripts/bench-fanout)."""
+    def verdict(ok):
+        return "met" if ok else "MISSED"
+
+    print(f"{'target':<58} {'measured':>24}  verdict")
+    for row in rows:
+        bench = row["bench"]
+        if bench == "race":
+            target = f"{row['followers']:,} race followers at 10 Hz: p99 delay < 100 ms"
+            print(f"{target:<58} "
+                  f"{str(row['p99_ms']) + ' ms':>24}  {verdict(row['p99_ms'] < 100 and row['messages_per_s'] >= 0.95 * row['followers'] * 10)}")
+            print(f"{'  server memory per follower ≤ 4 KiB':<58} {format(row['kib_per_follower'], '.1f') + ' KiB':>24}  "
+                  f"{verdict(row['kib_per_follower'] <= 4)}")
+            print(f"{'  messages/s delivered (of ' + format(row['followers'] * 10, ',') + ')':<58} {format(row['messages_per_s'], ','):>24}")
+        elif bench == "orders":
+            print(f"{format(row['watchers'], ',') + ' order watchers over ' + format(row['orders'], ',') + ' orders: KiB per watcher':<58} "
+                  f"{format(row['kib_per_watcher'], '.1f') + ' KiB':>24}")
+            print(f"{'  an idle gRPC stream ≤ 4 KiB':<58} {format(row['kib_per_watcher'], '.1f') + ' KiB':>24}  "
+                  f"{verdict(row['kib_per_watcher'] <= 4)}")
+            print(f"{'  publish→deliver p50 / p99 (' + format(row['deliveries'], ',') + ' deliveries)':<58} "
+                  f"{str(row['p50_ms']) + ' / ' + str(row['p99_ms']) + ' ms':>24}")
+        elif bench == "websocket":
+            print(f"{format(row['connections'], ',') + ' idle WebSocket chat connections: ≤ 8 KiB each':<58} "
+                  f"{format(row['kib_per_connection'], '.1f') + ' KiB':>24}  {verdict(row['kib_per_connection'] <= 8)}")
+
+
 def instructions(rows):
     """Per unary call on the server, counted by valgrind: Pitlane beside gRPC C++, and Pitlane
     with metrics on and with tracing on (every call sampled, spans exported) beside both off."""
@@ -284,4 +311,4 @@ def instructions(rows):
 
 if __name__ == "__main__":
     rows = [json.loads(line) for line in sys.stdin if line.strip().startswith("{")]
-    {"protobuf": protobuf, "grpc": grpc, "swiftkart": swiftkart, "instructions": instructions}[sys.argv[1]](rows)
+    {"protobuf": protobuf, "grpc": grpc, "swiftkart": swiftkart, "instructions": instructions, "fanout": fanout}[sys.argv[1]](rows)

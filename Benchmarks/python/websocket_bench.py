@@ -4,8 +4,8 @@
   websocket_bench.py --port P --server-pid PID [--connections 10000] [--receivers 1000]
                      [--messages 50] [--rate 20] [--channels 10] [--batch 200]
 
-  1 memory     --connections idle WebSocket chat connections (the `websockets` library) in
-               one room, opened --batch at a time: the server's VmRSS before and after, KiB
+  1 memory     --connections idle WebSocket chat connections (the `websockets` library),
+               each in a room of its own, opened --batch at a time: the server's VmRSS before and after, KiB
                per connection (or how many opened, and why no more)
   2 WebSocket  --receivers WebSocket clients in one room; one more client sends --messages
                messages at --rate per second, each carrying its send time; p50/p99/max of
@@ -171,7 +171,11 @@ async def idle_connections(args):
             error = f"not within {OPEN_LIMIT} s"
             break
         count = min(args.batch, args.connections - len(sockets))
-        results = await asyncio.gather(*(open_ws(args.port, room) for _ in range(count)), return_exceptions=True)
+        # Each in a room of its own: in one room the seed's presence notices (every connect told
+        # to everyone in the room) would keep every connection busy, n² notices in all.
+        first = len(sockets)
+        results = await asyncio.gather(*(open_ws(args.port, f"{room}-{first + index}") for index in range(count)),
+                                       return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 error = error or why(result)
@@ -183,7 +187,7 @@ async def idle_connections(args):
     fds = descriptors(args.server_pid) - fds_before
     opened = len(sockets)
     if error is None:
-        print(f"idle WebSocket connections: {opened:,} open in one room in {took:.1f} s "
+        print(f"idle WebSocket connections: {opened:,} open, each in a room of its own, in {took:.1f} s "
               f"({args.batch} at a time; server +{fds:,} descriptors)")
     else:
         print(f"idle WebSocket connections: only {opened:,} of {args.connections:,} opened in {took:.1f} s: {error} "

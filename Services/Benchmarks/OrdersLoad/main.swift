@@ -1,12 +1,18 @@
 // The order tracker's load driver for `make bench`:
 //   orders-load --port N [--watchers 1000] [--connections 10] [--updates 200] [--rate 50]
-//               [--publishers 8] [--seconds 3] [--token staff-token]
+//               [--publishers 8] [--seconds 3] [--token staff-token] [--orders M --server-pid P]
 // 1. publish→deliver latency: `watchers` WatchOrder streams on one order (over `connections`
 //    HTTP/2 connections); one publisher sends `updates` updates at `rate` per second, each
 //    carrying its send time; every watcher records now − send time for every update. p50, p99
 //    and max over all deliveries.
 // 2. durable updates per second: `publishers` concurrent publishers (one order each, and then
 //    all on one order) publish as fast as acknowledgements come back for `seconds`.
+//
+// With --orders M (fan-out, instead of both): `watchers` WatchOrder streams spread over M
+// orders (watcher i follows order i mod M), opened and warmed up (one update per order, every
+// watcher sees its own); the server's RSS before and after (--server-pid) gives the memory per
+// watcher; then `updates` updates at `rate` per second, to the orders in turn, and
+// publish→deliver p50/p99 over every delivery. Prints one JSON line.
 import Glibc
 import Orders
 import PitlaneCommandLine
@@ -16,11 +22,11 @@ import Synchronization
 
 let usage =
     "usage: orders-load --port N [--watchers 1000] [--connections 10] [--updates 200] [--rate 50] [--publishers 8] "
-    + "[--seconds 3] [--token staff-token]"
+    + "[--seconds 3] [--token staff-token] [--orders M --server-pid P]"
 let options = try CommandLineOptions(
     Array(CommandLine.arguments.dropFirst()), usage: usage,
     valueOptions: [
-        "port", "watchers", "connections", "updates", "rate", "publishers", "seconds", "token",
+        "port", "watchers", "connections", "updates", "rate", "publishers", "seconds", "token", "orders", "server-pid",
     ])
 let port = try options.integer("port", default: 8090)
 let watcherCount = try options.integer("watchers", default: 1_000)
@@ -30,6 +36,8 @@ let rate = try options.number("rate", default: 50)
 let publisherCount = try options.integer("publishers", default: 8)
 let seconds = try options.number("seconds", default: 3)
 let token = options["token"] ?? "staff-token"
+let orderCount = max(1, try options.integer("orders", default: 1))
+let serverPID = try options.integer("server-pid", default: 0)
 
 func nowNanoseconds() -> Int {
     var time = timespec()
@@ -82,6 +90,94 @@ let publisherClient = try makeClient()
 let connections = (clients + [publisherClient]).map { client in Task { try await client.runConnections() } }
 let publisher = Orders_V1_OrderTracking.Client(wrapping: publisherClient)
 let run = UInt64.random(in: 0 ... .max) >> 20
+
+/// The server's resident memory in KiB (its /proc status), 0 without --server-pid.
+func serverRSS() -> Int {
+    guard serverPID > 0, let file = fopen("/proc/\(serverPID)/status", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 256)
+    while fgets(&line, Int32(line.count), file) != nil {
+        let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        if text.hasPrefix("VmRSS:") { return Int(text.split(separator: " ")[1]) ?? 0 }
+    }
+    return 0
+}
+
+/// Runs `work` for 0..<count, `width` at a time.
+func concurrently(_ count: Int, width: Int = 64, _ work: @escaping @Sendable (Int) async throws -> Void) async throws {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<width {
+            group.addTask { for index in stride(from: worker, to: count, by: width) { try await work(index) } }
+        }
+        try await group.waitForAll()
+    }
+}
+
+if orderCount > 1 {
+    let orderIDs = (0..<orderCount).map { "fan-\(run)-\($0)" }
+    // Each watcher starts from its order's creation, so a warm-up published before it
+    // subscribed still reaches it, from the log.
+    let created = Mutex([String](repeating: "", count: orderCount))
+    try await concurrently(orderCount) { index in
+        let snapshot = try await publisher.createOrder(
+            .with {
+                $0.orderID = orderIDs[index]
+                $0.customerID = "bench"
+            })
+        created.withLock { $0[index] = snapshot.latestUpdateID }
+    }
+    let startTokens = created.withLock { $0 }
+    let rssBefore = serverRSS()
+    let samples = Samples(shards: connectionCount)
+    let watchers = (0..<watcherCount).map { index in
+        Task {
+            let shard = index % connectionCount
+            let client = Orders_V1_OrderTracking.Client(wrapping: clients[shard])
+            let order = index % orderCount
+            try await client.watchOrder(
+                .with {
+                    $0.orderID = orderIDs[order]
+                    $0.sinceUpdateID = startTokens[order]
+                }
+            ) { response in
+                for try await update in response.messages {
+                    guard case .timelineEvent(let event) = update.event else { continue }
+                    if event.title == "warmup" {
+                        samples.warmedUp.add(1, ordering: .relaxed)
+                    } else if let sent = Int(event.subtitle) {
+                        samples.record((nowNanoseconds() - sent) / 1_000, shard: shard)
+                    }
+                }
+            }
+        }
+    }
+    try await concurrently(orderCount) { index in try await publish("warmup", on: publisher, order: orderIDs[index]) }
+    try await waitFor({ samples.warmedUp.load(ordering: .relaxed) }, watcherCount, timeout: .seconds(300))
+    let rssAfter = serverRSS()
+    let clock = ContinuousClock()
+    var next = clock.now
+    let interval = Duration.nanoseconds(Int(1e9 / rate))
+    for index in 0..<updateCount {
+        try await clock.sleep(until: next)
+        next += interval
+        try await publish("u\(index)", on: publisher, order: orderIDs[index % orderCount])
+    }
+    // Order j has watcherCount / orderCount watchers, one more for the first watcherCount % orderCount.
+    let expected = (0..<updateCount).reduce(0) { total, index in
+        total + watcherCount / orderCount + (index % orderCount < watcherCount % orderCount ? 1 : 0)
+    }
+    try await waitFor({ samples.delivered.load(ordering: .relaxed) }, expected)
+    let latencies = samples.sorted
+    let kib = Double(rssAfter - rssBefore) / Double(watcherCount)
+    print(
+        "{\"watchers\": \(watcherCount), \"orders\": \(orderCount), \"updates\": \(updateCount), \"deliveries\": \(latencies.count), "
+            + "\"p50_ms\": \(format(percentile(latencies, 0.5))), \"p99_ms\": \(format(percentile(latencies, 0.99))), "
+            + "\"server_rss_kib\": \(rssAfter), \"kib_per_watcher\": \(format(kib))}")
+    for watcher in watchers { watcher.cancel() }
+    for client in clients + [publisherClient] { client.beginGracefulShutdown() }
+    for connection in connections { _ = await connection.result }
+    exit(0)
+}
 
 // 1. Latency.
 let orderID = "bench-\(run)"
