@@ -9,7 +9,7 @@ import PitlaneLive
 /// latest positions wait for it — and every standings update, in order. If it falls more than
 /// `standingsBacklog` standings behind it is ended with `.resourceExhausted`, so a stalled
 /// client costs a bounded amount of memory.
-public final class RaceFollower: AsyncSequence, Sendable {
+public struct RaceFollower: AsyncSequence, Sendable {
     public typealias Element = FollowRaceResponse
 
     let subscription: FeedSubscription<RaceEventBuffer>
@@ -33,7 +33,7 @@ public final class RaceFollower: AsyncSequence, Sendable {
     /// wanted are dropped.
     public var eventTypes: Set<RaceEventType> {
         get { mailbox.withBuffer { $0.eventTypes } }
-        set { mailbox.withBuffer { $0.setEventTypes(newValue) } }
+        nonmutating set { mailbox.withBuffer { $0.setEventTypes(newValue) } }
     }
 
     /// Hands the follower one event from the race.
