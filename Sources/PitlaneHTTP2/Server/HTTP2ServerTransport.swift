@@ -136,28 +136,40 @@ public final class HTTP2ServerTransport: ListeningServerTransport {
 
         try await acceptorLoop.submit { try acceptor.value.start() }
 
-        // Discarding: a finished RPC's task is freed at once rather than kept for `next()`.
-        // The loop that hands out RPCs runs on an event loop too, so an RPC accepted on that
-        // loop starts there without a thread switch.
+        // A task per RPC, tracked by `RunningTasks` rather than a task group (see there). The
+        // loop that hands out RPCs runs on an event loop too, so an RPC accepted on that loop
+        // starts there without a thread switch.
         let onLoops = config.eventLoops.runHandlers
-        await withTaskExecutorPreference(onLoops ? acceptorLoop : nil) {
-            await withDiscardingTaskGroup { group in
+        let tasks = RunningTasks()
+        await withTaskCancellationHandler {
+            await withTaskExecutorPreference(onLoops ? acceptorLoop : nil) {
                 while let work = await accepted.next() {
                     switch work {
                     case .rpc(let loop, let stream, let context, let cancellation):
                         // Straight-line, and the stream captured as it is: whatever this task
                         // holds while the RPC waits stays allocated for the whole RPC (an idle
                         // stream is mostly this task's stack).
-                        group.addTask(executorPreference: onLoops ? loop : nil) {
+                        let id = tasks.starting()
+                        let task = Task(executorPreference: onLoops ? loop : nil) {
                             cancellation.enter()
                             await streamHandler(stream, context)
                             cancellation.leave()
+                            tasks.ended(id)
                         }
+                        tasks.started(task, id: id)
                     case .task(let loop, let work):
-                        group.addTask(executorPreference: onLoops ? loop : nil) { await work() }
+                        let id = tasks.starting()
+                        let task = Task(executorPreference: onLoops ? loop : nil) {
+                            await work()
+                            tasks.ended(id)
+                        }
+                        tasks.started(task, id: id)
                     }
                 }
             }
+            await tasks.waitForAll()
+        } onCancel: {
+            tasks.cancelAll()
         }
         loops.shutdownInBackground()
     }
