@@ -131,6 +131,82 @@ struct OrderResumeTests {
         }
     }
 
+    @Test(
+        "PitlaneLive's ResumingSubscription over FollowOrder, a bidirectional RPC: the included kind only, across kill -9, once each, in order",
+        arguments: TestBackend.allCases)
+    func resumingFollowOrder(backend: TestBackend) async throws {
+        try await OrdersServer.with(backend: backend) { server in
+            let orderID = "bidi"
+            try await server.withClient(token: "alice-token") { client in
+                let tracking = Orders_V1_OrderTracking.Client(wrapping: client)
+                _ = try await tracking.createOrder(.with { $0.orderID = orderID })
+                let subscription = ResumingSubscription<OrderSnapshot, OrderUpdate>(
+                    backoff: ReconnectBackoff(initial: .milliseconds(20), maximum: .milliseconds(200)),
+                    bootstrap: {
+                        let snapshot = try await tracking.getOrder(.with { $0.orderID = orderID })
+                        return (snapshot, snapshot.latestUpdateID)
+                    },
+                    follow: { stream in
+                        let (responsesEnded, endResponses) = AsyncStream.makeStream(of: Void.self)
+                        try await tracking.followOrder { writer in
+                            try await writer.write(
+                                .with {
+                                    $0.orderID = orderID
+                                    $0.sinceUpdateID = stream.after
+                                    $0.include = [.timeline]
+                                })
+                            for await _ in responsesEnded {}  // the request side stays open meanwhile
+                        } onResponse: { response in
+                            defer { endResponses.finish() }
+                            if case .success = response.accepted { try await stream.live() }
+                            for try await update in response.messages { try await stream.receive(update) }
+                        }
+                    },
+                    position: { $0.updateID })
+                let titles = Locked<[String]>([])
+                let states = Locked<[FeedConnectionState]>([])
+                let others = Locked(0)
+                let reading = Task {
+                    for try await event in subscription {
+                        switch event {
+                        case .update(let update) where update.event == nil: break  // a position marker
+                        case .update(let update):
+                            if update.title.isEmpty { others.withLock { $0 += 1 } } else { titles.withLock { $0.append(update.title) } }
+                        case .connection(let state): states.withLock { $0.append(state) }
+                        case .bootstrapped: break
+                        }
+                    }
+                }
+                try await eventually { states.value.contains(.live) }
+                func publish(_ index: Int) async throws {
+                    let options = CallOptions.defaults.with {
+                        $0.waitForReady = true
+                        $0.timeout = .seconds(10)
+                    }
+                    _ = try await tracking.publishUpdate(
+                        .with {
+                            $0.orderID = orderID
+                            if index.isMultiple(of: 2) {
+                                $0.timelineEvent = .with { $0.title = "t\(index)" }
+                            } else {
+                                $0.courierMoved = .with { $0.latitude = Double(index) }
+                            }
+                        }, options: options)
+                }
+                for index in 0..<20 { try await publish(index) }
+                _ = await server.stop(signal: SIGKILL)
+                try await server.restart()
+                for index in 20..<40 { try await publish(index) }
+                try await eventually { titles.value.count >= 20 }
+                reading.cancel()
+                _ = await reading.result
+                #expect(titles.value == stride(from: 0, to: 40, by: 2).map { "t\($0)" })
+                #expect(others.value == 0)
+                #expect(states.value.contains { if case .retrying = $0 { true } else { false } })
+            }
+        }
+    }
+
     @Test("a token older than retention is OUT_OF_RANGE, and OrderStreamStore re-bootstraps by itself", arguments: TestBackend.allCases)
     func expiredTokenRebootstraps(backend: TestBackend) async throws {
         try await OrdersServer.with(["--retain-updates", "5"], backend: backend) { server in
