@@ -91,6 +91,39 @@ let connections = (clients + [publisherClient]).map { client in Task { try await
 let publisher = Orders_V1_OrderTracking.Client(wrapping: publisherClient)
 let run = UInt64.random(in: 0 ... .max) >> 20
 
+/// Watches `orderID` from `since`: counts the warm-up, records each later update's delay.
+func watch(
+    _ orderID: String, since: String, on client: Orders_V1_OrderTracking.Client<HTTP2ClientTransport>, into samples: Samples, shard: Int
+) async throws {
+    try await client.watchOrder(
+        .with {
+            $0.orderID = orderID
+            $0.sinceUpdateID = since
+        }
+    ) { response in
+        for try await update in response.messages {
+            guard case .timelineEvent(let event) = update.event else { continue }
+            if event.title == "warmup" {
+                samples.warmedUp.add(1, ordering: .relaxed)
+            } else if let sent = Int(event.subtitle) {
+                samples.record((nowNanoseconds() - sent) / 1_000, shard: shard)
+            }
+        }
+    }
+}
+
+/// Publishes `updates` updates at `rate` per second, update i to `order(i)`.
+func publishPaced(to order: (Int) -> String) async throws {
+    let clock = ContinuousClock()
+    var next = clock.now
+    let interval = Duration.nanoseconds(Int(1e9 / rate))
+    for index in 0..<updateCount {
+        try await clock.sleep(until: next)
+        next += interval
+        try await publish("u\(index)", on: publisher, order: order(index))
+    }
+}
+
 /// The server's resident memory in KiB (its /proc status), 0 without --server-pid.
 func serverRSS() -> Int {
     guard serverPID > 0, let file = fopen("/proc/\(serverPID)/status", "r") else { return 0 }
@@ -134,34 +167,13 @@ if orderCount > 1 {
             let shard = index % connectionCount
             let client = Orders_V1_OrderTracking.Client(wrapping: clients[shard])
             let order = index % orderCount
-            try await client.watchOrder(
-                .with {
-                    $0.orderID = orderIDs[order]
-                    $0.sinceUpdateID = startTokens[order]
-                }
-            ) { response in
-                for try await update in response.messages {
-                    guard case .timelineEvent(let event) = update.event else { continue }
-                    if event.title == "warmup" {
-                        samples.warmedUp.add(1, ordering: .relaxed)
-                    } else if let sent = Int(event.subtitle) {
-                        samples.record((nowNanoseconds() - sent) / 1_000, shard: shard)
-                    }
-                }
-            }
+            try await watch(orderIDs[order], since: startTokens[order], on: client, into: samples, shard: shard)
         }
     }
     try await concurrently(orderCount) { index in try await publish("warmup", on: publisher, order: orderIDs[index]) }
     try await waitFor({ samples.warmedUp.load(ordering: .relaxed) }, watcherCount, timeout: .seconds(300))
     let rssAfter = serverRSS()
-    let clock = ContinuousClock()
-    var next = clock.now
-    let interval = Duration.nanoseconds(Int(1e9 / rate))
-    for index in 0..<updateCount {
-        try await clock.sleep(until: next)
-        next += interval
-        try await publish("u\(index)", on: publisher, order: orderIDs[index % orderCount])
-    }
+    try await publishPaced { orderIDs[$0 % orderCount] }
     // Order j has watcherCount / orderCount watchers, one more for the first watcherCount % orderCount.
     let expected = (0..<updateCount).reduce(0) { total, index in
         total + watcherCount / orderCount + (index % orderCount < watcherCount % orderCount ? 1 : 0)
@@ -192,21 +204,7 @@ let watchers = (0..<watcherCount).map { index in
     Task {
         let shard = index % connectionCount
         let client = Orders_V1_OrderTracking.Client(wrapping: clients[shard])
-        try await client.watchOrder(
-            .with {
-                $0.orderID = orderID
-                $0.sinceUpdateID = start
-            }
-        ) { response in
-            for try await update in response.messages {
-                guard case .timelineEvent(let event) = update.event else { continue }
-                if event.title == "warmup" {
-                    samples.warmedUp.add(1, ordering: .relaxed)
-                } else if let sent = Int(event.subtitle) {
-                    samples.record((nowNanoseconds() - sent) / 1_000, shard: shard)
-                }
-            }
-        }
+        try await watch(orderID, since: start, on: client, into: samples, shard: shard)
     }
 }
 func publish(_ title: String, on client: Orders_V1_OrderTracking.Client<HTTP2ClientTransport>, order: String) async throws {
@@ -233,14 +231,7 @@ func waitFor(_ counter: () -> Int, _ target: Int, timeout: Duration = .seconds(6
 
 try await publish("warmup", on: publisher, order: orderID)
 try await waitFor({ samples.warmedUp.load(ordering: .relaxed) }, watcherCount)
-let clock = ContinuousClock()
-var next = clock.now
-let interval = Duration.nanoseconds(Int(1e9 / rate))
-for index in 0..<updateCount {
-    try await clock.sleep(until: next)
-    next += interval
-    try await publish("u\(index)", on: publisher, order: orderID)
-}
+try await publishPaced { _ in orderID }
 try await waitFor({ samples.delivered.load(ordering: .relaxed) }, watcherCount * updateCount)
 let latencies = samples.sorted
 print(
