@@ -143,7 +143,8 @@ let package = Package(
         .testTarget(
             name: "DocumentationTests",
             dependencies: [
-                "Pitlane", "PitlaneObservability", "PitlaneHealth", "PitlaneReflection", "PitlaneErrorDetails",
+                "Pitlane", "PitlaneObservability", "PitlaneHealth", "PitlaneReflection", "PitlaneErrorDetails", "PitlaneLive",
+                "PitlaneSQLite",
             ],
             plugins: ["PitlaneGenerator"]
         ),
