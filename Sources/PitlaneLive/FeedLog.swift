@@ -325,7 +325,7 @@ public final class FeedLog: Sendable {
             SELECT sequence, occurred_at, payload FROM feed_entries WHERE feed = ? AND key = ? AND sequence > ?
             ORDER BY sequence LIMIT ?
             """, .text(name), .text(key), .integer(after), .int(limit)
-        ) { Entry(key: key, sequence: $0.int64(at: 0), occurredAt: $0.int64(at: 1), payload: $0.blob(at: 2)) }
+        ) { Self.entry(of: key, from: $0) }
     }
 
     /// The newest `count` retained updates of `key` up to sequence `through`, oldest first (a
@@ -336,7 +336,12 @@ public final class FeedLog: Sendable {
             SELECT sequence, occurred_at, payload FROM feed_entries WHERE feed = ? AND key = ? AND sequence <= ?
             ORDER BY sequence DESC LIMIT ?
             """, .text(name), .text(key), .integer(through), .int(count)
-        ) { Entry(key: key, sequence: $0.int64(at: 0), occurredAt: $0.int64(at: 1), payload: $0.blob(at: 2)) }.reversed()
+        ) { Self.entry(of: key, from: $0) }.reversed()
+    }
+
+    /// An entry of `key` from a row of `sequence, occurred_at, payload`.
+    private static func entry(of key: String, from row: any SQLRow) -> Entry {
+        Entry(key: key, sequence: row.int64(at: 0), occurredAt: row.int64(at: 1), payload: row.blob(at: 2))
     }
 
     /// Where `key`'s log stands; a key without a row is an empty log when appending creates

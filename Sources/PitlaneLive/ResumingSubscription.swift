@@ -70,6 +70,13 @@ public struct FeedStreamOpening<Update: Sendable>: Sendable {
 
     /// Hands over the next update; waits while the subscription's reader has not taken the last.
     public func receive(_ update: Update) async throws { try await onUpdate(update) }
+
+    /// Hands over a streaming call's response: live once the server accepted the call, then
+    /// each message; throws the call's error.
+    public func forward(_ response: StreamingClientResponse<Update>) async throws {
+        if case .success = response.accepted { try await live() }
+        for try await update in response.messages { try await receive(update) }
+    }
 }
 
 /// The client side of a live feed: bootstraps with a snapshot, streams the updates after it,
@@ -91,10 +98,7 @@ public struct FeedStreamOpening<Update: Sendable>: Sendable {
 ///     let snapshot = try await orders.getOrder(.with { $0.orderID = id })
 ///     return (snapshot, snapshot.latestUpdateID)
 /// } follow: { stream in
-///     try await orders.watchOrder(.with { $0.orderID = id; $0.sinceUpdateID = stream.after }) { response in
-///         if case .success = response.accepted { try await stream.live() }
-///         for try await update in response.messages { try await stream.receive(update) }
-///     }
+///     try await orders.watchOrder(.with { $0.orderID = id; $0.sinceUpdateID = stream.after }) { try await stream.forward($0) }
 /// } position: { $0.updateID }
 /// for try await event in updates { … }
 /// ```

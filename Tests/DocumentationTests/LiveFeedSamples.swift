@@ -61,10 +61,7 @@ func followMatch(_ matchID: String, client: GRPCClient<HTTP2ClientTransport>) ->
                 $0.matchID = matchID
                 $0.sinceUpdateID = stream.after
             }
-            try await scoreboard.watchMatch(request) { response in
-                if case .success = response.accepted { try await stream.live() }
-                for try await goal in response.messages { try await stream.receive(goal) }
-            }
+            try await scoreboard.watchMatch(request) { try await stream.forward($0) }
         },
         position: { $0.updateID })
 }

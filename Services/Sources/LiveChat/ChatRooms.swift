@@ -210,18 +210,18 @@ public final class ChatRooms: Sendable {
             }
             return member.nickname ?? ""
         }
-        let payload: [UInt8] = try ChatMessage.with {
+        let unstamped = ChatMessage.with {
             $0.nickname = nickname
             $0.text = request.text
             $0.senderID = request.senderID
-        }.serializedBytes()
+        }
         let entry = try await feed.append(
-            payload, to: room,
+            try unstamped.serializedBytes(), to: room,
             afterCommit: { [self] entry in
-                guard let message = try? Self.message(entry) else { return }
+                let message = Self.stamped(unstamped, by: entry)
                 rooms.withLock { rooms in deliverCommitted(message, to: room, in: &rooms) }
             })
-        return try Self.message(entry)
+        return Self.stamped(unstamped, by: entry)
     }
 
     /// Hands this server's newly committed `message` to the room: directly when it follows
@@ -323,9 +323,14 @@ public final class ChatRooms: Sendable {
         broadcast(left, to: room, except: nil, in: &rooms)
     }
 
-    /// The message an entry of the feed holds: its id is the entry's sequence, its time the commit's.
+    /// The message an entry of the feed holds.
     private static func message(_ entry: FeedLog.Entry) throws -> ChatMessage {
-        var message = try ChatMessage(serializedBytes: entry.payload)
+        stamped(try ChatMessage(serializedBytes: entry.payload), by: entry)
+    }
+
+    /// `message` as `entry` committed it: its id is the entry's sequence, its time the commit's.
+    private static func stamped(_ message: ChatMessage, by entry: FeedLog.Entry) -> ChatMessage {
+        var message = message
         message.id = entry.sequence
         message.sentAt = entry.timestamp
         return message

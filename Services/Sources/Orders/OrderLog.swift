@@ -168,24 +168,24 @@ public final class OrderLog: Sendable {
 
     /// Appends `event` to the order's log and applies it to the order's state; returns once
     /// that is committed. After the commit (and still in log order) the update goes to the
-    /// order's watchers and to `afterCommit`.
+    /// order's watchers, then `afterCommit` runs.
     ///
     /// Concurrent publishes share commits (group commit, `FeedLog.append`); one failing
     /// (`.notFound`) fails alone; the database failing fails them all (`.unavailable`), and
     /// none is acknowledged.
     public func publish(
-        _ event: OrderEvent, to orderID: String, afterCommit: @escaping @Sendable (LoggedUpdate) -> Void = { _ in }
+        _ event: OrderEvent, to orderID: String, afterCommit: (@Sendable () -> Void)? = nil
     ) async throws -> LoggedUpdate {
         let payload = try OrderUpdate.with { $0.event = event }.serializedBytes() as [UInt8]
+        var committed: (@Sendable (FeedLog.Entry) -> Void)?
+        if let afterCommit { committed = { _ in afterCommit() } }
         do {
             let entry = try await feed.append(
                 payload, to: orderID,
                 apply: { [self] entry, connection in
                     try apply(event, sequence: entry.sequence, occurredAt: entry.timestamp, to: orderID, in: connection)
                 },
-                afterCommit: { [feed] entry in
-                    if let update = try? LoggedUpdate(entry, in: feed) { afterCommit(update) }
-                })
+                afterCommit: committed)
             return try LoggedUpdate(entry, in: feed)
         } catch let error as FeedError where error.reason == .unknownKey {
             throw RPCError(code: .notFound, message: "no order '\(orderID)'")

@@ -81,10 +81,7 @@ public final class OrderStreamStore<Transport: ClientTransport>: Sendable {
                     $0.orderID = orderID
                     $0.sinceUpdateID = stream.after
                 }
-                try await client.watchOrder(request) { response in
-                    if case .success = response.accepted { try await stream.live() }
-                    for try await update in response.messages { try await stream.receive(update) }
-                }
+                try await client.watchOrder(request) { try await stream.forward($0) }
             },
             position: { $0.updateID })
         do {

@@ -76,7 +76,7 @@ public struct OrderTrackingService: Orders_V1_OrderTracking.ServiceProtocol {
         guard let event = request.message.event.map(OrderEvent.init) else {
             throw RPCError(code: .invalidArgument, message: "an update needs an event")
         }
-        let logged = try await log.publish(event, to: orderID) { [timeSource, recordPublishLatency] _ in
+        let logged = try await log.publish(event, to: orderID) { [timeSource, recordPublishLatency] in
             recordPublishLatency(timeSource.now - received)
         }
         return ServerResponse(message: logged.message)

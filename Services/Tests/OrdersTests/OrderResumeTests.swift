@@ -158,8 +158,7 @@ struct OrderResumeTests {
                             for await _ in responsesEnded {}  // the request side stays open meanwhile
                         } onResponse: { response in
                             defer { endResponses.finish() }
-                            if case .success = response.accepted { try await stream.live() }
-                            for try await update in response.messages { try await stream.receive(update) }
+                            try await stream.forward(response)
                         }
                     },
                     position: { $0.updateID })
