@@ -35,8 +35,6 @@ let package = Package(
         systemLibrary("CLibPQ", pkgConfig: "libpq", apt: ["libpq-dev"]),
         // HTTP/1.1 requests (Debian's libhttp-parser; no pkg-config file, so linked by name).
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
-        // WebSocket framing (Debian's libwslay; no pkg-config file, so linked by name).
-        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
         .systemLibrary(name: "CLinux"),  // epoll, eventfd, accept4: in libc, not in Swift's Glibc
 
         // Protocol Buffers: runtime, generator library, protoc plugin, SwiftPM build plugin.
@@ -50,7 +48,7 @@ let package = Package(
         // The web beside gRPC on the same port: HTTP/1.1, gRPC-Web, Connect, CORS, WebSocket.
         .target(
             name: "PitlaneWeb",
-            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlanePosix", "PitlaneProtobuf", "CHTTPParser", "CWslay", "COpenSSL"]),
+            dependencies: ["PitlaneCore", "PitlaneHTTP2", "PitlanePosix", "PitlaneProtobuf", "CHTTPParser", "COpenSSL"]),
         .executableTarget(name: "protoc-gen-pitlane", dependencies: ["PitlaneCodeGen"]),
         .plugin(
             name: "PitlaneGenerator",

@@ -1,7 +1,8 @@
 import PitlaneCore
 
 /// One WebSocket connection after its opening handshake, plaintext or TLS, on one event
-/// loop: wslay frames the bytes, the handler's task reads ``WebSocket/messages`` and sends.
+/// loop: ``WebSocketFrameDecoder`` reads the client's frames, ``WebSocketFrame`` writes the
+/// server's, and the handler's task reads ``WebSocket/messages`` and sends.
 ///
 /// Bounded both ways: received messages the handler has not read stop the reading once
 /// they pass ``WebSocketLimits/maxUnreadBytes`` (TCP then holds the client back), and
@@ -9,36 +10,42 @@ import PitlaneCore
 /// for the client.
 ///
 /// Loop-owned: the transport and the handler's ``WebSocket`` hold it in a ``LoopBound``.
-final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayContextDelegate {
+final class WebSocketConnection: FileDescriptorHandler, ServerConnection {
     let socket: Socket
     let loop: EventLoop
     let peer: String
     private let channel: ByteChannel
     private let limits: WebSocketLimits
-    private let wslay: WSLayContext
+    private var decoder: WebSocketFrameDecoder
     private let onClose: (any ServerConnection) -> Void
     private let inbound: BufferedStream<WebSocketMessage>
     private let outbound: StreamOutbound
-    /// The 101 response, written before any frame.
-    private var handshakeResponse: [UInt8]
+    /// What waits for the socket, in order: the 101 response, then frames.
+    private var output = Deque<Output>()
+    /// Bytes of `output`'s first element already written.
+    private var outputOffset = 0
     /// Frames the client sent right behind its upgrade request, read by the HTTP/1.1 parser.
     private var receivedAlready: [UInt8]
     private var phase = Phase.open
+    /// Our close frame is queued: nothing is queued after it.
+    private var closeQueued = false
+    /// The client's close frame came.
+    private var closeReceived = false
+    /// The client broke the protocol or a limit: its bytes are no longer read as frames.
+    private var failed = false
     private var keepalive = WebSocketKeepalive()
     /// Bytes of messages handed to the handler and not read yet.
     private var unreadBytes = 0
     private var readingPaused = false
     private var wantsWritable = false
-    /// Bytes the handler queued that `outbound` still counts.
-    private var payloadQueued = 0
     private var idleTimer: EventLoop.TimerID?
     private var closeTimer: EventLoop.TimerID?
 
     private enum Phase {
         case open
-        /// A close frame is queued or sent, or came: no more messages out.
+        /// Our close frame is queued or sent, or the client's came: no more messages out.
         case closing
-        /// Our close frame is out after an error, and the client may still be sending: the
+        /// Our close frame is out after a failure, and the client may still be sending: the
         /// write side is shut, and what arrives is read and dropped until the client closes or
         /// `closeTimeout` passes, so that the kernel does not answer it with a reset that
         /// could destroy the close frame.
@@ -46,8 +53,12 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         case closed
     }
 
-    /// The socket reached its end or failed (not a protocol error).
-    private var inputEnded = false
+    /// Bytes for the socket, and the handler's payload bytes among them (released to
+    /// `outbound` once written).
+    private struct Output {
+        var bytes: [UInt8]
+        var payload: Int
+    }
 
     /// The handler's view of this connection.
     private(set) var webSocket: WebSocket!
@@ -61,17 +72,16 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         self.peer = peer
         self.limits = limits
         self.onClose = onClose
-        self.handshakeResponse = handshakeResponse
         self.receivedAlready = receivedAlready
+        output.append(Output(bytes: handshakeResponse, payload: 0))
         channel = ByteChannel(socket: socket, tls: tls)
-        wslay = WSLayContext(maxMessageBytes: limits.maxMessageBytes)
+        decoder = WebSocketFrameDecoder(maxMessageBytes: limits.maxMessageBytes)
         let owner = LoopBound(WeakOwner(), loop: loop)
         inbound = BufferedStream(highWatermark: limits.maxUnreadBytes, sizeOf: { $0.byteCount }) { bytes in
             owner.loop.execute { owner.value.connection?.handlerRead(bytes) }
         }
         outbound = StreamOutbound(highWatermark: limits.outboundHighWatermark)
         owner.value.connection = self
-        wslay.delegate = self
         webSocket = WebSocket(
             path: head.path, peer: peer, requestHeaders: head.headers, connection: LoopBound(self, loop: loop),
             messages: inbound, outbound: outbound)
@@ -94,23 +104,40 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
 
     func readable() {
         if phase == .lingering { return discardInput() }
-        guard phase != .closed, !readingPaused else { return }
-        guard wslay.receive() else { return receiveFailed() }
+        if !receivedAlready.isEmpty {
+            let bytes = receivedAlready
+            receivedAlready = []
+            bytes.withUnsafeBytes { decode($0) }
+        }
+        let buffer = channel.readBuffer(loop.readBuffer)
+        while phase == .open || phase == .closing, !readingPaused, !failed {
+            switch channel.read(into: buffer, flush: flush) {
+            case .bytes(let count):
+                keepalive.frameReceived()
+                decode(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            case .wouldBlock:
+                return flush()
+            case .end, .failed:
+                return connectionLost()
+            }
+        }
         flush()
     }
 
-    /// wslay gave up: the socket ended, or the client broke the protocol. For the latter
-    /// wslay queues a close frame without a code; the RFC's answer is 1002, written here as
-    /// the four bytes of an unmasked close frame instead.
-    private func receiveFailed() {
-        guard !inputEnded else { return connectionLost() }
-        if !wslay.closeSent {
-            let protocolError: [UInt8] = [0x88, 0x02, 0x03, 0xEA]  // FIN + close, 2 bytes: 1002
-            _ = try? protocolError.withUnsafeBytes { try channel.write($0) }
-            _ = try? channel.finishWriting()
+    private func decode(_ bytes: UnsafeRawBufferPointer) {
+        do throws(WebSocketFrameDecoder.Failure) {
+            try decoder.feed(bytes) { event in received(event) }
+        } catch {
+            fail(error)
         }
-        if !wslay.closeReceived { inbound.finish(throwing: WebSocketClosed(reason: "the client broke the WebSocket protocol")) }
-        linger()
+    }
+
+    /// The client broke the protocol or a limit: the close frame says which, and the
+    /// connection lingers once it is out.
+    private func fail(_ failure: WebSocketFrameDecoder.Failure) {
+        failed = true
+        if !closeReceived { inbound.finish(throwing: WebSocketClosed(reason: failure.reason)) }
+        startClosing(failure.code, reason: failure.reason)
     }
 
     private func linger() {
@@ -143,63 +170,23 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
 
     func errorOrHangUp() { connectionLost() }
 
-    // MARK: wslay's callbacks
+    // MARK: Frames in
 
-    func wslayRead(into buffer: UnsafeMutableRawBufferPointer) -> WSLayContext.Transfer {
-        guard !readingPaused else { return .wouldBlock }
-        if !receivedAlready.isEmpty {
-            let count = min(buffer.count, receivedAlready.count)
-            buffer.copyBytes(from: receivedAlready[0..<count])
-            receivedAlready.removeFirst(count)
-            return .bytes(count)
-        }
-        switch channel.read(into: buffer, flush: flush) {
-        case .bytes(let count): return .bytes(count)
-        case .wouldBlock: return .wouldBlock
-        case .end, .failed:
-            inputEnded = true
-            return .failed
-        }
-    }
-
-    func wslayWrite(_ bytes: UnsafeRawBufferPointer) -> WSLayContext.Transfer {
-        do {
-            let written = try channel.write(bytes)
-            return written > 0 ? .bytes(written) : .wouldBlock
-        } catch {
-            return .failed
-        }
-    }
-
-    func wslayFrameStarted(final: Bool, opcode: UInt8, payloadLength: UInt64) {
-        keepalive.frameReceived()
-        // RFC 6455 §5.5: control frames are never fragmented and carry at most 125 bytes; a
-        // close frame's payload is empty or a two-byte code first. wslay answers these with a
-        // close frame without a code; the RFC's answer is 1002.
-        guard opcode & 0x8 != 0 else { return }
-        if !final || payloadLength > 125 || (opcode == WSLayContext.close && payloadLength == 1) {
-            close(.protocolError, reason: "malformed control frame")
-            wslay.stopReading()
-        }
-    }
-
-    func wslayReceived(opcode: UInt8, payload: UnsafeRawBufferPointer, closeCode: UInt16) {
-        switch opcode {
-        case WSLayContext.text:
-            guard let text = String(validating: payload, as: UTF8.self) else {
-                return close(.invalidPayload, reason: "a text message was not valid UTF-8")
-            }
-            deliver(.text(text))
-        case WSLayContext.binary:
-            deliver(.binary(Array(payload)))
-        case WSLayContext.close:
-            // wslay queued the answering close frame; what the client sent before is all there is.
-            phase = .closing
+    private func received(_ event: WebSocketFrameDecoder.Event) {
+        switch event {
+        case .message(let message):
+            deliver(message)
+        case .ping(let payload):
+            if !closeQueued { queue(payload.withUnsafeBytes { WebSocketFrame.encode(.pong, $0) }, payload: 0) }
+        case .pong:
+            break  // liveness only
+        case .close(let code, _):
+            closeReceived = true
             inbound.finish()
-            outbound.close(RPCError(code: .unavailable, message: "the client closed the connection (\(closeCode))"))
-            armCloseTimer()
-        default:
-            break  // ping (answered by wslay) and pong: liveness only
+            outbound.close(
+                RPCError(code: .unavailable, message: "the client closed the connection (\(code ?? WebSocketCloseCode(rawValue: 1005)))"))
+            // The answer repeats the client's code (RFC 6455 §5.5.1).
+            startClosing(code, reason: "")
         }
     }
 
@@ -221,51 +208,42 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         readable()
     }
 
-    // MARK: Sending
+    // MARK: Frames out
 
     /// A message from the handler; dropped (and released) once closing.
     func queue(_ message: WebSocketMessage) {
-        let queued: Bool
-        switch message {
-        case .text(let text):
-            var text = text
-            queued = phase == .open && text.withUTF8 { wslay.queue(opcode: WSLayContext.text, UnsafeRawBufferPointer($0)) }
-        case .binary(let bytes):
-            queued = phase == .open && bytes.withUnsafeBytes { wslay.queue(opcode: WSLayContext.binary, $0) }
-        }
-        guard queued else { return outbound.sent(message.byteCount) }
-        payloadQueued += message.byteCount
+        guard phase == .open else { return outbound.sent(message.byteCount) }
+        queue(WebSocketFrame.encode(message), payload: message.byteCount)
+    }
+
+    private func queue(_ frame: [UInt8], payload: Int) {
+        output.append(Output(bytes: frame, payload: payload))
         flush()
     }
 
     func flush() {
-        guard phase != .closed, phase != .lingering else { return }
+        guard phase == .open || phase == .closing else { return }
         do {
-            while !handshakeResponse.isEmpty {
-                let written = try handshakeResponse.withUnsafeBytes { try channel.write($0) }
-                guard written > 0 else { return wantWritable(true) }
-                handshakeResponse.removeFirst(written)
+            while let next = output.first {
+                let written = try next.bytes.withUnsafeBytes { try channel.write(UnsafeRawBufferPointer(rebasing: $0[outputOffset...])) }
+                guard written > 0 else { break }
+                outputOffset += written
+                guard outputOffset == next.bytes.count else { continue }
+                _ = output.popFirst()
+                outputOffset = 0
+                if next.payload > 0 { outbound.sent(next.payload) }
             }
-            guard wslay.send() else { return connectionLost() }
-            let ciphertextWritten = try channel.finishWriting()
-            releaseSent()
-            if !wslay.wantsRead && !wslay.wantsWrite && ciphertextWritten {
-                // Both close frames are through; or ours went after an error, and the client's
-                // may never come.
-                return wslay.closeReceived ? finishClose() : linger()
+            let drained = try output.isEmpty && channel.finishWriting()
+            if drained && closeQueued {
+                // Both close frames are through; or ours went after a failure, and the
+                // client's may never come.
+                if closeReceived { return finishClose() }
+                if failed { return linger() }
             }
-            wantWritable(wslay.wantsWrite || !ciphertextWritten)
+            wantWritable(!drained)
         } catch {
             connectionLost()
         }
-    }
-
-    /// Tells the handler's writers how much of what they queued has left.
-    private func releaseSent() {
-        let released = payloadQueued - min(payloadQueued, wslay.queuedBytes)
-        guard released > 0 else { return }
-        payloadQueued -= released
-        outbound.sent(released)
     }
 
     private func wantWritable(_ wanted: Bool) {
@@ -289,11 +267,19 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
     /// `closeTimeout`.
     func close(_ code: WebSocketCloseCode, reason: String) {
         guard phase == .open else { return }
+        startClosing(code, reason: reason)
+    }
+
+    /// Queues our close frame (once), stops the handler's sends and waits, at most
+    /// `closeTimeout`, for the client's.
+    private func startClosing(_ code: WebSocketCloseCode?, reason: String) {
+        guard phase == .open || phase == .closing else { return }
         phase = .closing
-        _ = wslay.queueClose(code.rawValue, reason: reason)
-        outbound.close(RPCError(code: .unavailable, message: "the connection is closing (\(code))"))
+        outbound.close(RPCError(code: .unavailable, message: "the connection is closing (\(code ?? WebSocketCloseCode(rawValue: 1005)))"))
         armCloseTimer()
-        flush()
+        guard !closeQueued else { return flush() }
+        closeQueued = true
+        queue(WebSocketFrame.close(code, reason: reason), payload: 0)
     }
 
     /// The handler returned, or threw.
@@ -313,7 +299,7 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
 
     private func connectionLost() {
         guard phase != .closed else { return }
-        if !wslay.closeReceived {
+        if !closeReceived {
             inbound.finish(throwing: WebSocketClosed(reason: "the connection was lost"))
         }
         finishClose()
@@ -328,6 +314,7 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
         socket.close()
         inbound.finish()
         outbound.close(RPCError(code: .unavailable, message: "the connection closed"))
+        output.removeAll()
         onClose(self)
     }
 
@@ -340,8 +327,7 @@ final class WebSocketConnection: FileDescriptorHandler, ServerConnection, WSLayC
             case .none:
                 break
             case .ping:
-                _ = [UInt8]().withUnsafeBytes { self.wslay.queue(opcode: WSLayContext.ping, $0) }
-                self.flush()
+                if !self.closeQueued { self.queue(WebSocketFrame.encode(.ping, UnsafeRawBufferPointer(start: nil, count: 0)), payload: 0) }
             case .close:
                 self.close(.goingAway, reason: "no answer to ping")
             }
