@@ -77,3 +77,83 @@ struct MailboxForwardTests {
         #expect(waited.value == [2])
     }
 }
+
+/// `Mailbox.deliver(to:ended:)`: a consumer with no task; what it refuses waits in the buffer
+/// until `resumeDelivery`, and the end reaches it once.
+@Suite("Mailbox delivery without a reader", .timeLimit(.minutes(1)))
+struct MailboxDeliveryTests {
+    struct Overflow: Error {}
+
+    /// A consumer that takes elements while it has room.
+    final class Consumer: Sendable {
+        let taken = Locked<[Int]>([])
+        let room = Locked(0)
+        let ends = Locked<[String]>([])
+
+        func take(_ element: Int) -> Bool {
+            room.withLock { room in
+                guard room > 0 else { return false }
+                room -= 1
+                taken.withLock { $0.append(element) }
+                return true
+            }
+        }
+
+        func ended(_ end: BoundedMailbox<Int>.End) {
+            switch end {
+            case .finished: ends.withLock { $0.append("finished") }
+            case .failed(let error): ends.withLock { $0.append("\(type(of: error))") }
+            }
+        }
+    }
+
+    @Test("buffered elements first, then each as offered; a refused one and those after it wait for resumeDelivery, in order")
+    func refusalAndResumption() {
+        let mailbox = BoundedMailbox<Int>(limit: 100) { _ in Overflow() }
+        let consumer = Consumer()
+        consumer.room.withLock { $0 = 3 }
+        mailbox.offer(0)
+        mailbox.offer(1)
+        mailbox.deliver(to: consumer.take, ended: consumer.ended)
+        #expect(consumer.taken.value == [0, 1])
+        for element in 2..<10 { mailbox.offer(element) }
+        #expect(consumer.taken.value == [0, 1, 2])
+        mailbox.resumeDelivery()  // no room yet: nothing moves
+        #expect(consumer.taken.value == [0, 1, 2])
+        consumer.room.withLock { $0 = 4 }
+        mailbox.resumeDelivery()
+        #expect(consumer.taken.value == Array(0..<7))
+        consumer.room.withLock { $0 = 100 }
+        mailbox.resumeDelivery()
+        mailbox.offer(10)
+        #expect(consumer.taken.value == Array(0...10))
+        mailbox.end(.finished)
+        mailbox.end(.finished)
+        #expect(consumer.ends.value == ["finished"])
+        #expect(mailbox.offer(11) == false)
+    }
+
+    @Test("a consumer behind by more than the buffer ends with its error, once; one attached after the end hears it at once")
+    func overflow() {
+        let mailbox = BoundedMailbox<Int>(limit: 2) { _ in Overflow() }
+        let consumer = Consumer()
+        mailbox.deliver(to: consumer.take, ended: consumer.ended)
+        #expect(mailbox.offer(0))  // refused: it waits
+        #expect(mailbox.offer(1))
+        #expect(mailbox.offer(2))
+        #expect(mailbox.offer(3) == false)
+        #expect(consumer.ends.value == ["Overflow"])
+        consumer.room.withLock { $0 = 10 }
+        mailbox.resumeDelivery()
+        #expect(consumer.taken.value.isEmpty)
+
+        let ended = BoundedMailbox<Int>(limit: 2) { _ in Overflow() }
+        ended.offer(7)
+        ended.end(.finished)
+        let late = Consumer()
+        late.room.withLock { $0 = 10 }
+        ended.deliver(to: late.take, ended: late.ended)
+        #expect(late.taken.value == [7])
+        #expect(late.ends.value == ["finished"])
+    }
+}

@@ -41,33 +41,37 @@ public enum SeedChatEndpoint {
         return String(parts[2])
     }
 
+    /// One task per connection, reading what the client says; the room's events go to the
+    /// socket from the mailbox as they come, with no task waiting for them. A client behind
+    /// by the socket's queue holds them in the mailbox, whose backlog bounds it.
     static func serve(_ socket: WebSocket, as participant: ChatRooms.Participant, rooms: ChatRooms) async {
         defer { rooms.leave(participant) }
-        await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await forward(participant.mailbox, to: socket) }
-            group.addTask {
-                for try await message in socket.messages {
-                    if let problem = await receive(message, from: participant, rooms: rooms) {
-                        try await socket.send(text: notice("your message was not sent: \(problem)"))
-                    }
+        let mailbox = participant.mailbox
+        mailbox.deliver(
+            to: { event in
+                guard let text = frame(for: event) else { return true }
+                guard socket.trySend(.text(text)) else {
+                    socket.whenReady { mailbox.resumeDelivery() }
+                    return false
+                }
+                return true
+            },
+            ended: { end in
+                // The room's end ends the connection; the client's close ends the reading below.
+                guard case .failed(let error as RPCError) = end else { return }
+                switch error.code {
+                case .resourceExhausted: socket.close(.policyViolation, reason: "too slow: you fell behind the room")
+                default: socket.close(.goingAway, reason: "the server is shutting down")
+                }
+            })
+        do {
+            for try await message in socket.messages {
+                if let problem = await receive(message, from: participant, rooms: rooms) {
+                    try await socket.send(text: notice("your message was not sent: \(problem)"))
                 }
             }
-            // Whichever ends first ends the connection: the client's close, or the room's end.
-            _ = await group.nextResult()
-            group.cancelAll()
-        }
-    }
-
-    /// The room's events, as the seed's JSON, until the mailbox ends.
-    private static func forward(_ mailbox: BoundedMailbox<ChatEvent>, to socket: WebSocket) async throws {
-        do {
-            while let event = try await mailbox.next() {
-                if let text = frame(for: event) { try await socket.send(text: text) }
-            }
-        } catch let error as RPCError where error.code == .resourceExhausted {
-            socket.close(.policyViolation, reason: "too slow: you fell behind the room")
-        } catch let error as RPCError where error.code == .unavailable {
-            socket.close(.goingAway, reason: "the server is shutting down")
+        } catch {
+            // The connection was lost, or is closing: the client is gone.
         }
     }
 

@@ -20,6 +20,9 @@ public protocol MailboxBuffer: Sendable {
 /// what to keep, and a reader too slow for its buffer is ended with the buffer's error rather
 /// than growing memory or silently missing elements.
 ///
+/// The reader is a task that iterates it, or a consumer that takes elements at once and needs
+/// no task while it waits (a socket's queue): ``deliver(to:ended:)``.
+///
 /// Inlinable: a service's mailbox (its own buffer type, in its own module) is specialized
 /// there, so offering and reading cost no type-metadata lookups per element (unspecialized,
 /// they were an eighth of swiftkart-server's time with 5,000 followers).
@@ -42,6 +45,8 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         /// While the reader waits in ``forward(trying:write:)``: where `offer` hands elements
         /// straight away.
         @usableFromInline var direct: (@Sendable (Buffer.Output) -> Bool)?
+        /// The consumer of ``deliver(to:ended:)``, instead of a reader.
+        @usableFromInline var sink: Sink?
 
         @usableFromInline init(buffer: Buffer) {
             self.buffer = buffer
@@ -55,6 +60,25 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
             return waiter
         }
 
+        /// Hands buffered elements to the sink until it refuses one, which it is offered again
+        /// first when delivery resumes.
+        @inlinable mutating func feedSink() {
+            guard sink != nil, sink!.refused == nil else { return }
+            while let next = buffer.removeNext() {
+                guard sink!.take(next) else {
+                    sink!.refused = next
+                    return
+                }
+            }
+        }
+
+        /// The sink, once the mailbox has ended: it is told, and dropped.
+        @inlinable mutating func takeEndedSink() -> (@Sendable (End) -> Void, End)? {
+            guard let end, let ended = sink?.ended else { return nil }
+            sink = nil
+            return (ended, end)
+        }
+
         /// Hands buffered elements to the waiting reader's `direct` while it takes them; the
         /// first it refuses goes to the reader itself (with the waiter to resume).
         @inlinable mutating func handOverDirectly(
@@ -65,6 +89,19 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
                 return takeWaiter().map { ($0, .success(next)) }
             }
             return nil
+        }
+    }
+
+    /// A consumer that takes elements without waiting; see ``deliver(to:ended:)``.
+    @usableFromInline struct Sink {
+        @usableFromInline let take: @Sendable (Buffer.Output) -> Bool
+        @usableFromInline let ended: @Sendable (End) -> Void
+        /// The element `take` refused, offered first when delivery resumes.
+        @usableFromInline var refused: Buffer.Output?
+
+        @usableFromInline init(take: @escaping @Sendable (Buffer.Output) -> Bool, ended: @escaping @Sendable (End) -> Void) {
+            self.take = take
+            self.ended = ended
         }
     }
 
@@ -87,10 +124,15 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
                 return (state.takeWaiter().map { ($0, .failure(overflow)) }, false)
             }
             if let direct = state.direct { return (state.handOverDirectly(direct), true) }
+            if state.sink != nil {
+                state.feedSink()
+                return (nil, true)
+            }
             guard state.waiter != nil, let next = state.buffer.removeNext() else { return (nil, true) }
             return (state.takeWaiter().map { ($0, .success(next)) }, true)
         }
         if let (waiter, result) = resumption { waiter.resume(with: result) }
+        if !accepted, let (ended, end) = state.withLock({ $0.takeEndedSink() }) { ended(end) }
         return accepted
     }
 
@@ -101,14 +143,46 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
     /// Ends the mailbox once the buffered elements are read.
     @inlinable public func end(_ end: End) {
-        let waiter = state.withLock { state -> UnsafeContinuation<Buffer.Output?, any Error>? in
-            guard state.end == nil else { return nil }
+        let (waiter, sink) = state.withLock {
+            state -> (UnsafeContinuation<Buffer.Output?, any Error>?, (@Sendable (End) -> Void, End)?) in
+            guard state.end == nil else { return (nil, nil) }
             state.end = end
-            return state.takeWaiter()
+            return (state.takeWaiter(), state.takeEndedSink())
         }
+        if let (ended, end) = sink { ended(end) }
         switch end {
         case .finished: waiter?.resume(returning: nil)
         case .failed(let error): waiter?.resume(throwing: error)
+        }
+    }
+
+    /// Hands the buffered elements, then each one offered, to `take`, with no task waiting:
+    /// `take` runs in the producer's `offer`, under the mailbox's lock, and must neither wait
+    /// nor call back into this mailbox. An element `take` refuses (its consumer is behind)
+    /// waits, with those offered after it, in the buffer, whose policy applies as it would to
+    /// a slow reader, until ``resumeDelivery()``. Once the mailbox ends, `ended` runs, once,
+    /// with how; what `take` has not taken by then is dropped.
+    ///
+    /// Instead of reading the mailbox: a mailbox has one consumer.
+    @inlinable public func deliver(
+        to take: @escaping @Sendable (Buffer.Output) -> Bool, ended: @escaping @Sendable (End) -> Void
+    ) {
+        let sink = state.withLock { state -> (@Sendable (End) -> Void, End)? in
+            precondition(state.sink == nil && state.waiter == nil, "a mailbox has one consumer")
+            state.sink = Sink(take: take, ended: ended)
+            state.feedSink()
+            return state.takeEndedSink()
+        }
+        if let (ended, end) = sink { ended(end) }
+    }
+
+    /// The consumer of ``deliver(to:ended:)`` has room again: the element it refused, and
+    /// those after it, are offered to it again until it refuses one.
+    @inlinable public func resumeDelivery() {
+        state.withLock { state in
+            guard let refused = state.sink?.refused, state.sink!.take(refused) else { return }
+            state.sink!.refused = nil
+            state.feedSink()
         }
     }
 

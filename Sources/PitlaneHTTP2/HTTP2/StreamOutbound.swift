@@ -16,11 +16,19 @@ package final class StreamOutbound: LoopTaskCounter {
         /// Usually one; more when several tasks write to one WebSocket.
         var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextWaiter = 0
+        /// Run once the queue is at most at the watermark; see ``whenReady(_:)``.
+        var readyCallbacks: [@Sendable () -> Void] = []
 
         mutating func takeWaiters() -> [CheckedContinuation<Void, any Error>] {
             guard !waiters.isEmpty else { return [] }
             defer { waiters.removeAll() }
             return Array(waiters.values)
+        }
+
+        mutating func takeReadyCallbacks() -> [@Sendable () -> Void] {
+            guard !readyCallbacks.isEmpty else { return [] }
+            defer { readyCallbacks.removeAll() }
+            return readyCallbacks
         }
     }
 
@@ -124,20 +132,44 @@ package final class StreamOutbound: LoopTaskCounter {
         if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
     }
 
+    /// How ``whenReady(_:)`` will run its callback.
+    package enum Readiness {
+        /// Not at all: the stream is closed.
+        case never
+        /// Now: the queue is at most at the watermark. The caller runs it.
+        case now
+        /// Once the loop has sent enough, from ``sent(_:)``.
+        case later
+    }
+
+    /// Keeps `callback` for when the queue is at most at the watermark again, the moment a
+    /// writer that used ``tryEnqueue(_:wireBytes:)`` waits for without a task; dropped if the
+    /// stream closes first.
+    package func whenReady(_ callback: @escaping @Sendable () -> Void) -> Readiness {
+        state.withLock { state in
+            if state.closed != nil { return .never }
+            if state.queuedBytes <= highWatermark { return .now }
+            state.readyCallbacks.append(callback)
+            return .later
+        }
+    }
+
     /// The loop sent `bytes`; wakes the writers once the queue is below the watermark.
     package func sent(_ bytes: Int) {
-        let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+        let (waiters, callbacks) = state.withLock { state -> ([CheckedContinuation<Void, any Error>], [@Sendable () -> Void]) in
             state.queuedBytes -= bytes
-            guard state.queuedBytes <= highWatermark else { return [] }
-            return state.takeWaiters()
+            guard state.queuedBytes <= highWatermark else { return ([], []) }
+            return (state.takeWaiters(), state.takeReadyCallbacks())
         }
         for waiter in waiters { waiter.resume() }
+        for callback in callbacks { callback() }
     }
 
     /// The stream is gone (reset, or the connection closed): writers fail with `error`.
     package func close(_ error: RPCError) {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
             if state.closed == nil { state.closed = error }
+            state.readyCallbacks.removeAll()
             return state.takeWaiters()
         }
         for waiter in waiters { waiter.resume(throwing: error) }

@@ -44,6 +44,24 @@ public final class WebSocket: Sendable {
         }
     }
 
+    /// Queues `message` for the client if ``send(_:)`` would not wait; false, and nothing
+    /// queued, when the client is ``WebSocketLimits/outboundHighWatermark`` bytes behind or the
+    /// connection is closing. For a sender with no task to wait in (a room's broadcast, a
+    /// ``Mailbox`` delivering to this socket): ``whenReady(_:)`` says when to try again.
+    public func trySend(_ message: WebSocketMessage) -> Bool {
+        guard outbound.tryEnqueue(message.byteCount, wireBytes: 0) else { return false }
+        connection.loop.execute { [connection] in connection.value.queue(message) }
+        return true
+    }
+
+    /// Runs `body` once on the connection's event loop when ``trySend(_:)`` would take a
+    /// message again: soon if it would now, once the client has caught up otherwise; never if
+    /// the connection closes first. Never from within this call, so `body` may take a lock
+    /// its caller holds.
+    public func whenReady(_ body: @escaping @Sendable () -> Void) {
+        if case .now = outbound.whenReady(body) { connection.loop.execute(body) }
+    }
+
     /// ``send(_:)`` of a text message.
     public func send(text: String) async throws {
         try await send(.text(text))
