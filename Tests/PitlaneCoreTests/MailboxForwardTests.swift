@@ -133,6 +133,36 @@ struct MailboxDeliveryTests {
         #expect(mailbox.offer(11) == false)
     }
 
+    @Test("an end while the consumer is behind waits for what it has not taken; stopDelivery drops it and ends at once")
+    func endWhileBehind() {
+        let mailbox = BoundedMailbox<Int>(limit: 100) { _ in Overflow() }
+        let consumer = Consumer()
+        mailbox.deliver(to: consumer.take, ended: consumer.ended)
+        for element in 0..<5 { mailbox.offer(element) }
+        mailbox.end(.failed(Overflow()))
+        #expect(consumer.ends.value.isEmpty)
+        consumer.room.withLock { $0 = 3 }
+        mailbox.resumeDelivery()
+        #expect(consumer.taken.value == [0, 1, 2])
+        #expect(consumer.ends.value.isEmpty)
+        consumer.room.withLock { $0 = 10 }
+        mailbox.resumeDelivery()
+        #expect(consumer.taken.value == [0, 1, 2, 3, 4])
+        #expect(consumer.ends.value == ["Overflow"])
+
+        let stopped = BoundedMailbox<Int>(limit: 100) { _ in Overflow() }
+        let gone = Consumer()
+        stopped.deliver(to: gone.take, ended: gone.ended)
+        for element in 0..<5 { stopped.offer(element) }
+        stopped.end(.finished)
+        stopped.stopDelivery(CancellationError())
+        stopped.stopDelivery(CancellationError())
+        #expect(gone.ends.value == ["CancellationError"])
+        gone.room.withLock { $0 = 10 }
+        stopped.resumeDelivery()
+        #expect(gone.taken.value.isEmpty)
+    }
+
     @Test("a consumer behind by more than the buffer ends with its error, once; one attached after the end hears it at once")
     func overflow() {
         let mailbox = BoundedMailbox<Int>(limit: 2) { _ in Overflow() }

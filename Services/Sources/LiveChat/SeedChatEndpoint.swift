@@ -45,8 +45,12 @@ public enum SeedChatEndpoint {
     /// socket from the mailbox as they come, with no task waiting for them. A client behind
     /// by the socket's queue holds them in the mailbox, whose backlog bounds it.
     static func serve(_ socket: WebSocket, as participant: ChatRooms.Participant, rooms: ChatRooms) async {
-        defer { rooms.leave(participant) }
         let mailbox = participant.mailbox
+        defer {
+            rooms.leave(participant)
+            // What the socket was not ready for goes with it.
+            mailbox.stopDelivery(WebSocketClosed(reason: "the connection closed"))
+        }
         mailbox.deliver(
             to: { event in
                 guard let text = frame(for: event) else { return true }

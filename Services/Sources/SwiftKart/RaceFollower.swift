@@ -50,14 +50,13 @@ public struct RaceFollower: AsyncSequence, Sendable {
     /// The next event, waiting for one; nil once the race is over.
     public func next() async throws -> FollowRaceResponse? { try await mailbox.next()?.message }
 
-    /// Writes the follower's events to `writer` until the race is over. While the follower
-    /// keeps up, the race queues each event on its stream as it publishes, with no task woken
-    /// per event; once the stream is behind, events wait here under the follower's policy and
-    /// this task writes them as the stream drains.
-    public func forward(to writer: RPCWriter<FollowRaceResponse>) async throws {
-        try await mailbox.forward(trying: { writer.tryWrite(serialized: $0) }) { event in
-            try await writer.write(serialized: event)
-        }
+    /// Writes the follower's events to `writer` until the race is over, then runs `ended`.
+    /// The race queues each event on the stream as it publishes; once the stream is behind,
+    /// events wait here under the follower's policy and go as the stream drains. On a
+    /// server's stream no task waits meanwhile: this returns at once, and the RPC ends with
+    /// the race (or the follower's error), after its handler has returned.
+    public func forward(to writer: RPCWriter<FollowRaceResponse>, ended: @escaping @Sendable () -> Void) async throws {
+        try await writer.deliver(from: mailbox) { _ in ended() }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

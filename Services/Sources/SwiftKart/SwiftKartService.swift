@@ -20,21 +20,46 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
 
     /// The first request picks the race and the event types; later ones replace the event
     /// types on the open stream. The client's half-close ends the RPC, and so does the end of
-    /// the race. One task serves the RPC: the requests are delivered as they arrive (the first
-    /// to this task, which looks the race up; the rest to the follower) while it forwards events.
+    /// the race. The requests are delivered as they arrive (the first to this task, which
+    /// looks the race up; the rest to the follower), and once the race is found the events go
+    /// to the stream with no task: the handler returns, and a follower costs its stream and
+    /// its subscription.
     public func followRace(
         request: RPCAsyncSequence<FollowRaceRequest, any Error>,
         response: RPCWriter<FollowRaceResponse>,
         context: ServerContext
     ) async throws {
         let selection = RaceSelection(tracker: tracker)
-        try await request.delivering(to: { selection.receive($0) }) {
-            // A client that half-closes before naming a race has followed nothing: OK.
-            guard let first = try await selection.firstRequest() else { return }
-            let follower = try await follow(first)
-            defer { tracker.leave(follower) }
-            selection.start(follower)
-            try await follower.forward(to: response)
+        guard let stopRequests = request.startDelivering(to: { selection.receive($0) }) else {
+            // An interceptor's own request sequence, read by a child task: this one stays
+            // until the race ends, so that the requests keep reaching the follower.
+            return try await request.delivering(to: { selection.receive($0) }) {
+                let (ended, end) = AsyncStream.makeStream(of: Void.self)
+                try await follow(from: selection, to: response) { end.finish() }
+                for await _ in ended {}
+            }
+        }
+        do {
+            try await follow(from: selection, to: response) {}
+        } catch {
+            stopRequests()
+            throw error
+        }
+    }
+
+    /// Follows the race the first request names, its events going to `response` until the
+    /// race is over; `ended` runs then (at once when the client half-closes before naming a
+    /// race). The requests go on reaching the follower until the client's stream ends.
+    private func follow(
+        from selection: RaceSelection, to response: RPCWriter<FollowRaceResponse>, ended: @escaping @Sendable () -> Void
+    ) async throws {
+        // A client that half-closes before naming a race has followed nothing: OK.
+        guard let first = try await selection.firstRequest() else { return ended() }
+        let follower = try await follow(first)
+        selection.start(follower)
+        try await follower.forward(to: response) {
+            tracker.leave(follower)
+            ended()
         }
     }
 
@@ -51,8 +76,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
     ) async throws {
         let race = try await race(named: request.raceName, for: "WatchRace")
         let follower = tracker.follow(race, eventTypes: Set(request.eventTypes))
-        defer { tracker.leave(follower) }
-        try await follower.forward(to: response)
+        try await follower.forward(to: response) { tracker.leave(follower) }
     }
 
     private func race(named name: String, for method: String) async throws -> ScheduledRace {

@@ -26,6 +26,8 @@ enum ServerRPCExecutor {
             )
         else { return }
         let result = await respond(to: call, interceptors: settings.interceptors, handler: handler)
+        // A response handed to a mailbox goes on without this task, and ends the RPC itself.
+        guard let result = call.handlerReturned(result) else { return }
         await finish(result, observed: call.observed, cancellation: call.context.cancellation, outbound: call.target)
     }
 
@@ -181,8 +183,31 @@ extension ServerRPCExecutor {
         _ result: (Status, Metadata), observed: ObservedCall?, cancellation: RPCCancellationHandle,
         outbound: RPCWriter<RPCResponsePart>.Closable
     ) async {
+        guard let status = ending(result, observed: observed, cancellation: cancellation, cancelled: Task.isCancelled) else {
+            await outbound.finish(throwing: RPCError(code: .cancelled, message: "the RPC was cancelled"))
+            return
+        }
+        try? await outbound.write(.status(status.0, status.1))
+        await outbound.finish(throwing: nil)
+    }
+
+    /// ``finish(_:observed:cancellation:outbound:)`` for an RPC with no task left: its
+    /// response was handed to a mailbox, which ended (or the handler returned after it did).
+    static func finishWithoutTask(
+        _ result: (Status, Metadata), observed: ObservedCall?, cancellation: RPCCancellationHandle,
+        outbound: RPCWriter<RPCResponsePart>.Closable
+    ) {
+        let status = ending(result, observed: observed, cancellation: cancellation, cancelled: cancellation.isCancelled)
+        outbound.finishWithoutWaiting(status.map { .status($0.0, $0.1) })
+    }
+
+    /// The status an RPC ends with, once observed and the cancellation handle raised (its
+    /// waiters go once the handler is done): past its deadline `.deadlineExceeded`, else
+    /// `result`; nil when it was cancelled (the stream is abandoned, no status).
+    static func ending(
+        _ result: (Status, Metadata), observed: ObservedCall?, cancellation: RPCCancellationHandle, cancelled: Bool
+    ) -> (Status, Metadata)? {
         let deadlineExceeded = cancellation.isDeadlineExceeded
-        let cancelled = !deadlineExceeded && Task.isCancelled
         let status: (Status, Metadata)
         if deadlineExceeded {
             status = (Status(code: .deadlineExceeded, message: "the deadline passed before the handler finished"), [:])
@@ -191,14 +216,8 @@ extension ServerRPCExecutor {
         } else {
             status = result
         }
-        // Waiters on the cancellation handle are released once the handler is done.
         cancellation.raise()
         observed?.finished(status.0.code)
-        if cancelled {
-            await outbound.finish(throwing: RPCError(code: .cancelled, message: "the RPC was cancelled"))
-            return
-        }
-        try? await outbound.write(.status(status.0, status.1))
-        await outbound.finish(throwing: nil)
+        return cancelled && !deadlineExceeded ? nil : status
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One RPC in streaming form while its handler runs: the request and context the handler is
 /// called with, and the handler's response writer, which serializes each message and writes
 /// it to the stream as a part. One object, made before the handler runs, so that the frame
@@ -12,6 +14,22 @@ where Serializer.Message: Sendable {
     @usableFromInline let target: RPCWriter<RPCResponsePart>.Closable
     @usableFromInline let observed: ObservedCall?
     let serializer: Serializer
+    /// Whether the response went to a mailbox (``RPCWriter/deliver(from:ended:)``), and how
+    /// far that and the handler are.
+    @usableFromInline let delivery = Mutex(Delivery.none)
+
+    /// A response handed to a mailbox and the handler's return, which come in either order:
+    /// whichever is second ends the RPC.
+    @usableFromInline enum Delivery: Sendable {
+        /// The handler writes the response itself.
+        case none
+        /// The mailbox delivers; `end` ends it early (the RPC was cancelled, or the handler
+        /// failed). `handlerResult` once the handler has returned, its task gone.
+        case delivering(end: @Sendable (any Error) -> Void, handlerResult: (Status, Metadata)?)
+        /// The mailbox ended before the handler returned: cleanly (nil), or with this status.
+        case delivered((Status, Metadata)?)
+        case finished
+    }
 
     @usableFromInline
     init(
@@ -87,6 +105,93 @@ where Serializer.Message: Sendable {
     private func write(bytes: [UInt8]) async throws {
         observed?.sent(bytes.count)
         try await target.write(.message(bytes, context.messageCompression.flagsForWrite))
+    }
+
+    /// Writes `mailbox`'s messages with no task, when the transport can: each offered one is
+    /// queued by the producer, one the stream refuses waits in the mailbox until the stream
+    /// has room, and the mailbox's end (or the RPC's) ends the other.
+    @usableFromInline
+    func handOff<Buffer: MailboxBuffer>(
+        _ mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void
+    ) -> Bool where Buffer.Output == SerializedMessage<Element> {
+        guard target.writesWithoutTask else { return false }
+        let started = delivery.withLock { state in
+            guard case .none = state else { return false }
+            state = .delivering(end: { mailbox.stopDelivery($0) }, handlerResult: nil)
+            return true
+        }
+        guard started else { return false }
+        let target = self.target
+        mailbox.deliver(
+            to: { [self] message in
+                let bytes: [UInt8]
+                do {
+                    bytes = try serializer.serialize(message)
+                } catch {
+                    // Ended from the loop: `take` runs under the mailbox's lock.
+                    _ = target.whenReady { mailbox.stopDelivery(error) }
+                    return false
+                }
+                if tryWrite(bytes: bytes) { return true }
+                _ = target.whenReady { mailbox.resumeDelivery() }
+                return false
+            },
+            ended: { [self] end in
+                ended(end)
+                switch end {
+                case .finished: deliveryEnded(nil)
+                case .failed(let error): deliveryEnded(RPCError.statusAndMetadata(of: error))
+                }
+            })
+        context.cancellation.whenRaised { [self] in
+            let end = delivery.withLock { state -> (@Sendable (any Error) -> Void)? in
+                guard case .delivering(let end, _) = state else { return nil }
+                return end
+            }
+            end?(CancellationError())
+        }
+        return true
+    }
+
+    /// The mailbox ended, cleanly or with `failure`: the RPC ends now if the handler has
+    /// returned.
+    private func deliveryEnded(_ failure: (Status, Metadata)?) {
+        let result = delivery.withLock { state -> (Status, Metadata)? in
+            guard case .delivering(_, let handlerResult) = state else { return nil }
+            guard let handlerResult else {
+                state = .delivered(failure)
+                return nil
+            }
+            state = .finished
+            return Self.combine(handlerResult, failure)
+        }
+        if let result { ServerRPCExecutor.finishWithoutTask(result, observed: observed, cancellation: context.cancellation, outbound: target) }
+    }
+
+    /// The handler returned `result`: what the RPC ends with now, or nil when a mailbox still
+    /// delivers its response (which then ends it; a failed handler ends the mailbox first).
+    @usableFromInline
+    func handlerReturned(_ result: (Status, Metadata)) -> (Status, Metadata)? {
+        let (now, end) = delivery.withLock { state -> ((Status, Metadata)?, (@Sendable (any Error) -> Void)?) in
+            switch state {
+            case .none, .finished:
+                return (result, nil)
+            case .delivering(let end, _):
+                state = .delivering(end: end, handlerResult: result)
+                return (nil, result.0.code == .ok ? nil : end)
+            case .delivered(let failure):
+                state = .finished
+                return (Self.combine(result, failure), nil)
+            }
+        }
+        if let end, let error = RPCError(status: result.0, metadata: result.1) { end(error) }
+        return now
+    }
+
+    /// A handler's result and its mailbox's end: the handler's failure, else the mailbox's,
+    /// else the handler's status and trailers.
+    private static func combine(_ handler: (Status, Metadata), _ delivery: (Status, Metadata)?) -> (Status, Metadata) {
+        handler.0.code == .ok ? delivery ?? handler : handler
     }
 
     /// Counted as sent only once queued: a message not queued now is written again.

@@ -72,11 +72,13 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
             }
         }
 
-        /// The sink, once the mailbox has ended: it is told, and dropped.
-        @inlinable mutating func takeEndedSink() -> (@Sendable (End) -> Void, End)? {
-            guard let end, let ended = sink?.ended else { return nil }
-            sink = nil
-            return (ended, end)
+        /// The sink, once the mailbox has ended and the sink has taken everything (or at once,
+        /// when `dropping`): to be told, and dropped.
+        @inlinable mutating func takeEndedSink(dropping: Bool = false) -> (@Sendable (End) -> Void, End)? {
+            guard let end, let sink, dropping || sink.refused == nil else { return nil }
+            self.sink = nil
+            while buffer.removeNext() != nil {}
+            return (sink.ended, end)
         }
 
         /// Hands buffered elements to the waiting reader's `direct` while it takes them; the
@@ -132,7 +134,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
             return (state.takeWaiter().map { ($0, .success(next)) }, true)
         }
         if let (waiter, result) = resumption { waiter.resume(with: result) }
-        if !accepted, let (ended, end) = state.withLock({ $0.takeEndedSink() }) { ended(end) }
+        if !accepted, let (ended, end) = state.withLock({ $0.takeEndedSink(dropping: true) }) { ended(end) }
         return accepted
     }
 
@@ -160,8 +162,9 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     /// `take` runs in the producer's `offer`, under the mailbox's lock, and must neither wait
     /// nor call back into this mailbox. An element `take` refuses (its consumer is behind)
     /// waits, with those offered after it, in the buffer, whose policy applies as it would to
-    /// a slow reader, until ``resumeDelivery()``. Once the mailbox ends, `ended` runs, once,
-    /// with how; what `take` has not taken by then is dropped.
+    /// a slow reader, until ``resumeDelivery()``. Once the mailbox has ended and `take` has
+    /// taken what waited (as a reader reads what is buffered before the end), `ended` runs,
+    /// once, with how; an overflow, or ``stopDelivery(_:)``, ends it at once.
     ///
     /// Instead of reading the mailbox: a mailbox has one consumer.
     @inlinable public func deliver(
@@ -179,11 +182,24 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     /// The consumer of ``deliver(to:ended:)`` has room again: the element it refused, and
     /// those after it, are offered to it again until it refuses one.
     @inlinable public func resumeDelivery() {
-        state.withLock { state in
-            guard let refused = state.sink?.refused, state.sink!.take(refused) else { return }
+        let sink = state.withLock { state -> (@Sendable (End) -> Void, End)? in
+            guard let refused = state.sink?.refused, state.sink!.take(refused) else { return nil }
             state.sink!.refused = nil
             state.feedSink()
+            return state.takeEndedSink()
         }
+        if let (ended, end) = sink { ended(end) }
+    }
+
+    /// The consumer of ``deliver(to:ended:)`` is gone (its stream was cancelled): what waits
+    /// for it is dropped, the mailbox ends with `error` (unless it had ended), and `ended`
+    /// runs with that, unless it has run.
+    @inlinable public func stopDelivery(_ error: any Error) {
+        let sink = state.withLock { state -> (@Sendable (End) -> Void, End)? in
+            if state.end == nil { state.end = .failed(error) }
+            return state.takeEndedSink(dropping: true).map { ($0.0, .failed(error)) }
+        }
+        if let (ended, end) = sink { ended(end) }
     }
 
     /// The next buffered element without waiting: nil when none waits.

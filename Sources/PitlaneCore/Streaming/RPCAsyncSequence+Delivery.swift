@@ -40,10 +40,14 @@ extension RPCAsyncSequence where Failure == any Error {
         return try await body()
     }
 
-    /// Hands the source's elements to `receive` from now on; what ends that, or nil if the
-    /// source cannot deliver (then a task reads it).
-    @usableFromInline
-    func startDelivering(to receive: @escaping @Sendable (Delivery) -> Void) -> (@Sendable () -> Void)? {
+    /// Hands the elements to `receive` as they arrive, with no task waiting for them, until
+    /// the sequence ends or the returned function stops it (from anywhere but `receive`:
+    /// `receive` is not called after it returns); nil when this sequence cannot (an
+    /// interceptor's own: read it with ``delivering(to:while:)``). For a handler that
+    /// returns while its response goes on without a task (``RPCWriter/deliver(from:ended:)``)
+    /// and its client's requests still matter. `receive` is called as
+    /// ``delivering(to:while:)`` says.
+    public func startDelivering(to receive: @escaping @Sendable (Delivery) -> Void) -> (@Sendable () -> Void)? {
         switch source {
         case .stream(let stream):
             let receiver = BufferedStream<Element>.Receiver(receive)

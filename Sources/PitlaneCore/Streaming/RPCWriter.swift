@@ -18,6 +18,13 @@ public protocol RPCWriterProtocol<Element>: Sendable {
     /// ``tryWrite(_:)`` for a message serialized once for many RPCs; by default,
     /// `tryWrite(message.message)`.
     func tryWrite(serialized message: SerializedMessage<Element>) -> Bool
+
+    /// Takes over the rest of the response: `mailbox`'s messages, written with no task, as
+    /// ``RPCWriter/deliver(from:ended:)`` describes; false when this writer cannot (then the
+    /// caller's task forwards them). By default, false.
+    func handOff<Buffer: MailboxBuffer>(
+        _ mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void
+    ) -> Bool where Buffer.Output == SerializedMessage<Element>
 }
 
 extension RPCWriterProtocol {
@@ -33,12 +40,42 @@ extension RPCWriterProtocol {
     public func tryWrite(serialized message: SerializedMessage<Element>) -> Bool {
         tryWrite(message.message)
     }
+
+    /// Returns false: the caller's task forwards the mailbox's messages.
+    public func handOff<Buffer: MailboxBuffer>(
+        _ mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void
+    ) -> Bool where Buffer.Output == SerializedMessage<Element> {
+        false
+    }
 }
 
 /// A writer that can also end its stream.
 public protocol ClosableRPCWriterProtocol<Element>: RPCWriterProtocol {
     /// Ends the stream cleanly, or with an error.
     func finish(throwing error: (any Error)?) async
+
+    /// Whether ``whenReady(_:)`` and ``finishWithoutWaiting(_:)`` work: a response can be
+    /// written with no task waiting. By default, false.
+    var writesWithoutTask: Bool { get }
+
+    /// Runs `body` once, never from within this call, when ``RPCWriterProtocol/tryWrite(_:)``
+    /// would take a message again; false (and `body` never runs) when the stream has ended
+    /// or the writer cannot tell. By default, false.
+    func whenReady(_ body: @escaping @Sendable () -> Void) -> Bool
+
+    /// Ends the stream without waiting, from any thread: `part` (a status) queued after what
+    /// is queued, or the stream abandoned when it is nil (as ``finish(throwing:)`` with an
+    /// error). Only where ``writesWithoutTask``; by default, does nothing.
+    func finishWithoutWaiting(_ part: Element?)
+}
+
+extension ClosableRPCWriterProtocol {
+    /// Returns false.
+    public var writesWithoutTask: Bool { false }
+    /// Returns false: `body` never runs.
+    public func whenReady(_ body: @escaping @Sendable () -> Void) -> Bool { false }
+    /// Does nothing.
+    public func finishWithoutWaiting(_ part: Element?) {}
 }
 
 /// Writes the messages of a stream: request messages on a client, responses on a server.
@@ -71,6 +108,14 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
         writer.tryWrite(element)
     }
 
+    /// Hands the rest of the response to the wrapped writer, if it can take it; see
+    /// ``deliver(from:ended:)``.
+    public func handOff<Buffer: MailboxBuffer>(
+        _ mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void
+    ) -> Bool where Buffer.Output == SerializedMessage<Element> {
+        writer.handOff(mailbox, ended: ended)
+    }
+
     /// Queues a message serialized once for many RPCs without waiting, if the transport can
     /// take it now: what a publisher calls for each of many followers, no task waking per
     /// message; when false, `write(serialized:)` it instead.
@@ -81,6 +126,35 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
     /// Sends each element in order, waiting while the peer is behind; throws at the first write that fails.
     public func write(contentsOf elements: some Sequence<Element>) async throws {
         for element in elements { try await write(element) }
+    }
+
+    /// Writes the rest of the response from `mailbox`: each message is queued as it is
+    /// offered, and what the client is not ready for waits in the mailbox, under its
+    /// buffer's policy. The RPC ends when the mailbox does — finished: with the handler's
+    /// status and trailing metadata; failed: with the error — and `ended` runs then, once,
+    /// with how; when the RPC ends first (cancelled, its deadline, the connection gone), the
+    /// mailbox is ended with that (`CancellationError`).
+    ///
+    /// Where the transport can (a server's stream), this returns at once and no task waits
+    /// for the mailbox: the handler returns, and an idle subscriber costs its mailbox and
+    /// its stream, not a task's stack. Elsewhere (an interceptor's writer, a client) it
+    /// forwards from the calling task until the mailbox ends, and throws its error.
+    ///
+    /// ```swift
+    /// let follower = race.follow()  // a Mailbox of SerializedMessage<Position>
+    /// try await response.deliver(from: follower) { _ in race.leave(follower) }
+    /// ```
+    public func deliver<Buffer: MailboxBuffer>(
+        from mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void
+    ) async throws where Buffer.Output == SerializedMessage<Element> {
+        if writer.handOff(mailbox, ended: ended) { return }
+        do {
+            try await mailbox.forward(trying: { tryWrite(serialized: $0) }) { try await write(serialized: $0) }
+        } catch {
+            ended(.failed(error))
+            throw error
+        }
+        ended(.finished)
     }
 
     /// A writer that can end its stream.
@@ -115,6 +189,20 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
         /// Ends the stream: cleanly when `error` is nil (the default), else with `error`.
         public func finish(throwing error: (any Error)? = nil) async {
             await writer.finish(throwing: error)
+        }
+
+        /// Whether the wrapped writer writes with no task waiting.
+        public var writesWithoutTask: Bool { writer.writesWithoutTask }
+
+        /// Runs `body` once the wrapped writer would take a message again; see
+        /// ``ClosableRPCWriterProtocol/whenReady(_:)``.
+        public func whenReady(_ body: @escaping @Sendable () -> Void) -> Bool {
+            writer.whenReady(body)
+        }
+
+        /// Ends the stream without waiting; see ``ClosableRPCWriterProtocol/finishWithoutWaiting(_:)``.
+        public func finishWithoutWaiting(_ part: Element?) {
+            writer.finishWithoutWaiting(part)
         }
     }
 }

@@ -8,6 +8,8 @@ public final class RPCCancellationHandle: Sendable {
         var deadlineExceeded = false
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
+        /// Run when the signal is raised; see ``whenRaised(_:)``.
+        var callbacks: [@Sendable () -> Void] = []
     }
 
     private let state = Mutex(State())
@@ -49,12 +51,27 @@ public final class RPCCancellationHandle: Sendable {
 
     /// Raises the signal without cancelling `run`'s task: the RPC is over, and waiters may go.
     package func raise() {
-        let waiters = state.withLock { state in
+        let (waiters, callbacks) = state.withLock { state in
             state.isCancelled = true
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            defer {
+                state.waiters = [:]
+                state.callbacks = []
+            }
+            return (Array(state.waiters.values), state.callbacks)
         }
         for waiter in waiters { waiter.resume() }
+        for callback in callbacks { callback() }
+    }
+
+    /// Runs `body` once the signal is raised (at once if it is): for an RPC whose response
+    /// goes on with no task to cancel (``RPCWriter/deliver(from:ended:)``).
+    func whenRaised(_ body: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state in
+            if state.isCancelled { return true }
+            state.callbacks.append(body)
+            return false
+        }
+        if now { body() }
     }
 
     /// Returns once the signal is raised, or the waiting task is cancelled.

@@ -296,14 +296,29 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
             try call.appendBody(data)
             while let message = try call.nextMessage() {
                 stream.window.completed(messageOfSize: message.bytes.count + 5)
-                inbound.yield(try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound))
+                let part = try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound)
+                yield(part, to: inbound, on: stream, holding: &call)
             }
         } catch {
+            stream.call = call
             inbound.finish(throwing: error)
+            call = stream.call ?? call
         }
         stream.call = call
         let early = stream.window.returnPartial(buffered: call.body.bufferedBytes)
         if early > 0 { session.consume(stream: id, bytes: early) }
+    }
+
+    /// Hands `part` to the handler with the call back in its stream: a handler that takes
+    /// its requests as they are delivered may answer at once, from here (a response written
+    /// inline, or the status), and what that changes in the call is kept.
+    private func yield(
+        _ part: RPCRequestPart, to inbound: BufferedStream<RPCRequestPart>, on stream: ServerStream, holding call: inout ServerCall
+    ) {
+        stream.call = call
+        inbound.yield(part)
+        call = stream.call ?? call
+        stream.call = nil  // the body's buffer has one reference again
     }
 
     /// Body bytes whose window went back on receipt (gRPC-Web text).
@@ -313,10 +328,13 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
         do {
             try call.appendBody(data)
             while let message = try call.nextMessage() {
-                inbound.yield(try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound))
+                let part = try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound)
+                yield(part, to: inbound, on: stream, holding: &call)
             }
         } catch {
+            stream.call = call
             inbound.finish(throwing: error)
+            call = stream.call ?? call
         }
         stream.call = call
     }
@@ -329,16 +347,21 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
     /// END_STREAM on the request: a whole-body message (Connect unary) is complete now.
     private func requestEnded(_ stream: ServerStream) {
         guard var call = stream.call, let inbound = stream.inbound else { return }
+        // The call goes back into the stream before the handler hears of the end: it may
+        // answer from here.
+        let last: RPCRequestPart?
         do {
-            if let message = try call.finishBody() {
+            last = try call.finishBody().map { message in
                 stream.window.completed(messageOfSize: message.count)
-                inbound.yield(try call.requestPart((false, message), limit: config.rpc.maxMessageBytes, counting: stream.outbound))
+                return try call.requestPart((false, message), limit: config.rpc.maxMessageBytes, counting: stream.outbound)
             }
-            inbound.finish()
         } catch {
-            inbound.finish(throwing: error)
+            stream.call = call
+            return inbound.finish(throwing: error)
         }
         stream.call = call
+        if let last { inbound.yield(last) }
+        inbound.finish()
     }
 
     func sessionClosedStream(_ id: Int32, errorCode: UInt32) {

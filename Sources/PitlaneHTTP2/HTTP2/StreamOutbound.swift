@@ -126,6 +126,17 @@ package final class StreamOutbound: LoopTaskCounter {
         }
     }
 
+    /// Counts `bytes` as queued whatever the queue holds, if the stream is open: for a part
+    /// that must follow the queued ones (a status) from a writer that cannot wait; false, and
+    /// nothing counted, once the stream is closed.
+    package func enqueueRegardless(_ bytes: Int) -> Bool {
+        state.withLock { state in
+            guard state.closed == nil else { return false }
+            count(bytes, wireBytes: 0, in: &state)
+            return true
+        }
+    }
+
     /// Counts `bytes` as queued and `wireBytes` as sent; under `state`'s lock.
     private func count(_ bytes: Int, wireBytes: Int, in state: inout State) {
         state.queuedBytes += bytes

@@ -71,6 +71,31 @@ package struct ServerStreamWriter<Stream: ServerStreamHandle>: ClosableRPCWriter
         onLoop { stream.connection.abandon(stream: stream) }
     }
 
+    package var writesWithoutTask: Bool { true }
+
+    /// `body` runs as a task of the loop, never inside the loop's own sending (which tells
+    /// the outbound queue what left): it may write again.
+    package func whenReady(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let loop = stream.loop
+        switch outbound.whenReady({ loop.execute(body) }) {
+        case .never: return false
+        case .now: loop.execute(body)
+        case .later: break
+        }
+        return true
+    }
+
+    /// The status goes after the queued messages whatever their size (it adds no bytes); an
+    /// ended stream takes nothing.
+    package func finishWithoutWaiting(_ part: RPCResponsePart?) {
+        let stream = self.stream
+        guard case .status(let status, let trailers)? = part else {
+            return onLoop { stream.connection.abandon(stream: stream) }
+        }
+        guard outbound.enqueueRegardless(0) else { return }
+        onLoop { stream.connection.sendStatus(stream: stream, status: status, trailers: trailers) }
+    }
+
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
         outbound.onLoop(stream.loop, body)
     }

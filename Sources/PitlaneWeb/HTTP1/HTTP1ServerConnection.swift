@@ -250,10 +250,18 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
             try call.appendBody(bytes)
             while let message = try call.nextMessage() {
                 exchange.unreadBytes += message.bytes.count + 5
-                inbound.yield(try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: exchange.outbound))
+                let part = try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: exchange.outbound)
+                // The call back in its exchange while the handler hears of the part: it may
+                // answer from here, and what that changes in the call is kept.
+                exchange.call = call
+                inbound.yield(part)
+                call = exchange.call ?? call
+                exchange.call = nil
             }
         } catch {
+            exchange.call = call
             inbound.finish(throwing: error)
+            call = exchange.call ?? call
         }
         exchange.call = call
         if exchange.unreadBytes > config.http2.streamWindowBytes, !exchange.isReadPaused {
@@ -269,15 +277,18 @@ final class HTTP1ServerConnection: ServingConnection, HTTP1ParserDelegate, Serve
         guard let exchange else { return }
         exchange.requestComplete = true
         if var call = exchange.call, let inbound = exchange.inbound {
+            // The call goes back before the handler hears of the end: it may answer from here.
             do {
-                if let message = try call.finishBody() {
-                    inbound.yield(try call.requestPart((false, message), limit: config.rpc.maxMessageBytes, counting: exchange.outbound))
+                let last = try call.finishBody().map {
+                    try call.requestPart((false, $0), limit: config.rpc.maxMessageBytes, counting: exchange.outbound)
                 }
+                exchange.call = call
+                if let last { inbound.yield(last) }
                 inbound.finish()
             } catch {
+                exchange.call = call
                 inbound.finish(throwing: error)
             }
-            exchange.call = call
         }
         if exchange.responseComplete { finishExchange() }
     }

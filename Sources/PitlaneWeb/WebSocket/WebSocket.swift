@@ -78,6 +78,8 @@ public final class WebSocket: Sendable {
 public struct WebSocketClosed: Error, CustomStringConvertible {
     /// Why the connection is closed, such as `the connection was lost`.
     public var reason: String
+    /// The connection is closed for `reason`.
+    public init(reason: String) { self.reason = reason }
     /// The reason, prefixed with "the WebSocket connection is closed".
     public var description: String { "the WebSocket connection is closed: \(reason)" }
 }
