@@ -50,13 +50,19 @@ public struct RaceFollower: AsyncSequence, Sendable {
     /// The next event, waiting for one; nil once the race is over.
     public func next() async throws -> FollowRaceResponse? { try await mailbox.next()?.message }
 
-    /// Writes the follower's events to `writer` until the race is over, then runs `ended`.
-    /// The race queues each event on the stream as it publishes; once the stream is behind,
-    /// events wait here under the follower's policy and go as the stream drains. On a
-    /// server's stream no task waits meanwhile: this returns at once, and the RPC ends with
-    /// the race (or the follower's error), after its handler has returned.
-    public func forward(to writer: RPCWriter<FollowRaceResponse>, ended: @escaping @Sendable () -> Void) async throws {
-        try await writer.deliver(from: mailbox) { _ in ended() }
+    /// Writes the follower's events to `writer` until the race is over, then leaves it
+    /// (`tracker.leave`) and runs `ended`. The race queues each event on the stream as it
+    /// publishes; once the stream is behind, events wait here under the follower's policy
+    /// and go as the stream drains. On a server's stream no task waits meanwhile: this
+    /// returns at once, and the RPC ends with the race (or the follower's error), after its
+    /// handler has returned.
+    public func forward(
+        to writer: RPCWriter<FollowRaceResponse>, leaving tracker: RaceTracker, then ended: (@Sendable () -> Void)? = nil
+    ) async throws {
+        try await writer.deliver(from: mailbox) { [self] _ in
+            tracker.leave(self)
+            ended?()
+        }
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {

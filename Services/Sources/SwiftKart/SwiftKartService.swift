@@ -40,7 +40,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
             }
         }
         do {
-            try await follow(from: selection, to: response) {}
+            try await follow(from: selection, to: response)
         } catch {
             stopRequests()
             throw error
@@ -51,16 +51,13 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
     /// race is over; `ended` runs then (at once when the client half-closes before naming a
     /// race). The requests go on reaching the follower until the client's stream ends.
     private func follow(
-        from selection: RaceSelection, to response: RPCWriter<FollowRaceResponse>, ended: @escaping @Sendable () -> Void
+        from selection: RaceSelection, to response: RPCWriter<FollowRaceResponse>, ended: (@Sendable () -> Void)? = nil
     ) async throws {
         // A client that half-closes before naming a race has followed nothing: OK.
-        guard let first = try await selection.firstRequest() else { return ended() }
+        guard let first = try await selection.firstRequest() else { return ended?() ?? () }
         let follower = try await follow(first)
         selection.start(follower)
-        try await follower.forward(to: response) {
-            tracker.leave(follower)
-            ended()
-        }
+        try await follower.forward(to: response, leaving: tracker, then: ended)
     }
 
     /// A follower of the race the first request names. A call of its own, so that its frame
@@ -76,7 +73,7 @@ public struct RaceService: SwiftKartService.SimpleServiceProtocol {
     ) async throws {
         let race = try await race(named: request.raceName, for: "WatchRace")
         let follower = tracker.follow(race, eventTypes: Set(request.eventTypes))
-        try await follower.forward(to: response) { tracker.leave(follower) }
+        try await follower.forward(to: response, leaving: tracker)
     }
 
     private func race(named name: String, for method: String) async throws -> ScheduledRace {

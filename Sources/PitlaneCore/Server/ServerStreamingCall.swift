@@ -16,16 +16,17 @@ where Serializer.Message: Sendable {
     let serializer: Serializer
     /// Whether the response went to a mailbox (``RPCWriter/deliver(from:ended:)``), and how
     /// far that and the handler are.
-    @usableFromInline let delivery = Mutex(Delivery.none)
+    @usableFromInline let handOff = Mutex(HandOff.none)
 
     /// A response handed to a mailbox and the handler's return, which come in either order:
     /// whichever is second ends the RPC.
-    @usableFromInline enum Delivery: Sendable {
+    @usableFromInline enum HandOff: Sendable {
         /// The handler writes the response itself.
         case none
-        /// The mailbox delivers; `end` ends it early (the RPC was cancelled, or the handler
-        /// failed). `handlerResult` once the handler has returned, its task gone.
-        case delivering(end: @Sendable (any Error) -> Void, handlerResult: (Status, Metadata)?)
+        /// The mailbox delivers, until it ends or `delivery` is stopped (the RPC was
+        /// cancelled, or the handler failed). `handlerResult` once the handler has returned,
+        /// its task gone.
+        case delivering(any StoppableDelivery, handlerResult: (Status, Metadata)?)
         /// The mailbox ended before the handler returned: cleanly (nil), or with this status.
         case delivered((Status, Metadata)?)
         case finished
@@ -115,48 +116,32 @@ where Serializer.Message: Sendable {
         _ mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void
     ) -> Bool where Buffer.Output == SerializedMessage<Element> {
         guard target.writesWithoutTask else { return false }
-        let started = delivery.withLock { state in
+        let response = MailboxResponse(call: self, mailbox: mailbox, ended: ended)
+        let started = handOff.withLock { state in
             guard case .none = state else { return false }
-            state = .delivering(end: { mailbox.stopDelivery($0) }, handlerResult: nil)
+            state = .delivering(response, handlerResult: nil)
             return true
         }
         guard started else { return false }
-        let target = self.target
-        mailbox.deliver(
-            to: { [self] message in
-                let bytes: [UInt8]
-                do {
-                    bytes = try serializer.serialize(message)
-                } catch {
-                    // Ended from the loop: `take` runs under the mailbox's lock.
-                    _ = target.whenReady { mailbox.stopDelivery(error) }
-                    return false
-                }
-                if tryWrite(bytes: bytes) { return true }
-                _ = target.whenReady { mailbox.resumeDelivery() }
-                return false
-            },
-            ended: { [self] end in
-                ended(end)
-                switch end {
-                case .finished: deliveryEnded(nil)
-                case .failed(let error): deliveryEnded(RPCError.statusAndMetadata(of: error))
-                }
-            })
-        context.cancellation.whenRaised { [self] in
-            let end = delivery.withLock { state -> (@Sendable (any Error) -> Void)? in
-                guard case .delivering(let end, _) = state else { return nil }
-                return end
-            }
-            end?(CancellationError())
-        }
+        mailbox.deliver(to: response)
+        context.cancellation.observe(self)
         return true
+    }
+
+    /// The RPC was cancelled, its deadline passed, or it ended: a mailbox still delivering
+    /// stops.
+    func rpcCancellationRaised() {
+        let delivery = handOff.withLock { state -> (any StoppableDelivery)? in
+            guard case .delivering(let delivery, _) = state else { return nil }
+            return delivery
+        }
+        delivery?.stop(CancellationError())
     }
 
     /// The mailbox ended, cleanly or with `failure`: the RPC ends now if the handler has
     /// returned.
-    private func deliveryEnded(_ failure: (Status, Metadata)?) {
-        let result = delivery.withLock { state -> (Status, Metadata)? in
+    fileprivate func deliveryEnded(_ failure: (Status, Metadata)?) {
+        let result = handOff.withLock { state -> (Status, Metadata)? in
             guard case .delivering(_, let handlerResult) = state else { return nil }
             guard let handlerResult else {
                 state = .delivered(failure)
@@ -165,26 +150,44 @@ where Serializer.Message: Sendable {
             state = .finished
             return Self.combine(handlerResult, failure)
         }
-        if let result { ServerRPCExecutor.finishWithoutTask(result, observed: observed, cancellation: context.cancellation, outbound: target) }
+        if let result {
+            ServerRPCExecutor.finishWithoutTask(result, observed: observed, cancellation: context.cancellation, outbound: target)
+        }
+    }
+
+    /// A message from the mailbox, queued if the stream takes it now; if not, the mailbox is
+    /// told when the stream has room (or, for a message that cannot be serialized, stopped).
+    fileprivate func tryWrite<Buffer: MailboxBuffer>(_ message: SerializedMessage<Element>, from mailbox: Mailbox<Buffer>) -> Bool {
+        let bytes: [UInt8]
+        do {
+            bytes = try serializer.serialize(message)
+        } catch {
+            // From the loop: this runs under the mailbox's lock.
+            _ = target.whenReady { mailbox.stopDelivery(error) }
+            return false
+        }
+        if tryWrite(bytes: bytes) { return true }
+        _ = target.whenReady { mailbox.resumeDelivery() }
+        return false
     }
 
     /// The handler returned `result`: what the RPC ends with now, or nil when a mailbox still
     /// delivers its response (which then ends it; a failed handler ends the mailbox first).
     @usableFromInline
     func handlerReturned(_ result: (Status, Metadata)) -> (Status, Metadata)? {
-        let (now, end) = delivery.withLock { state -> ((Status, Metadata)?, (@Sendable (any Error) -> Void)?) in
+        let (now, delivery) = handOff.withLock { state -> ((Status, Metadata)?, (any StoppableDelivery)?) in
             switch state {
             case .none, .finished:
                 return (result, nil)
-            case .delivering(let end, _):
-                state = .delivering(end: end, handlerResult: result)
-                return (nil, result.0.code == .ok ? nil : end)
+            case .delivering(let delivery, _):
+                state = .delivering(delivery, handlerResult: result)
+                return (nil, result.0.code == .ok ? nil : delivery)
             case .delivered(let failure):
                 state = .finished
                 return (Self.combine(result, failure), nil)
             }
         }
-        if let end, let error = RPCError(status: result.0, metadata: result.1) { end(error) }
+        if let delivery, let error = RPCError(status: result.0, metadata: result.1) { delivery.stop(error) }
         return now
     }
 
@@ -199,5 +202,46 @@ where Serializer.Message: Sendable {
         guard target.tryWrite(.message(bytes, context.messageCompression.flagsForWrite)) else { return false }
         observed?.sent(bytes.count)
         return true
+    }
+}
+
+extension ServerStreamingCall: RPCCancellationObserver {}
+
+/// A response a mailbox delivers, as its call stops it.
+@usableFromInline
+protocol StoppableDelivery: AnyObject, Sendable {
+    /// Ends the delivery now, dropping what waits: the RPC ended first.
+    func stop(_ error: any Error)
+}
+
+/// A call's response delivered by a mailbox: the mailbox's consumer, which queues each
+/// message on the call's stream, and what the call stops. One object per handed-off RPC
+/// (an idle follower's whole cost beyond its stream and subscription).
+final class MailboxResponse<Input: Sendable, Serializer: MessageSerializer, Buffer: MailboxBuffer>: MailboxConsumer, StoppableDelivery
+where Serializer.Message: Sendable, Buffer.Output == SerializedMessage<Serializer.Message> {
+    let call: ServerStreamingCall<Input, Serializer>
+    let mailbox: Mailbox<Buffer>
+    let ended: @Sendable (Mailbox<Buffer>.End) -> Void
+
+    init(call: ServerStreamingCall<Input, Serializer>, mailbox: Mailbox<Buffer>, ended: @escaping @Sendable (Mailbox<Buffer>.End) -> Void) {
+        self.call = call
+        self.mailbox = mailbox
+        self.ended = ended
+    }
+
+    func take(_ message: SerializedMessage<Serializer.Message>) -> Bool {
+        call.tryWrite(message, from: mailbox)
+    }
+
+    func mailboxEnded(_ end: Mailbox<Buffer>.End) {
+        ended(end)
+        switch end {
+        case .finished: call.deliveryEnded(nil)
+        case .failed(let error): call.deliveryEnded(RPCError.statusAndMetadata(of: error))
+        }
+    }
+
+    func stop(_ error: any Error) {
+        mailbox.stopDelivery(error)
     }
 }

@@ -16,12 +16,27 @@ public protocol MailboxBuffer: Sendable {
     mutating func removeNext() -> Output?
 }
 
+/// What a ``Mailbox`` hands its elements to when no task reads it (a stream's response, a
+/// socket's queue): see ``Mailbox/deliver(to:)``.
+public protocol MailboxConsumer<Buffer>: AnyObject, Sendable {
+    /// The buffer of the mailbox consumed.
+    associatedtype Buffer: MailboxBuffer
+
+    /// Takes `element` now, or refuses it (the consumer is behind): it is offered again first
+    /// after ``Mailbox/resumeDelivery()``. Called by producers under the mailbox's lock: it
+    /// must neither wait nor call back into the mailbox.
+    func take(_ element: Buffer.Output) -> Bool
+
+    /// The mailbox ended and everything it held was taken, or delivery stopped: how. Once.
+    func mailboxEnded(_ end: Mailbox<Buffer>.End)
+}
+
 /// One reader and any number of producers that never wait: they `offer`, the buffer decides
 /// what to keep, and a reader too slow for its buffer is ended with the buffer's error rather
 /// than growing memory or silently missing elements.
 ///
 /// The reader is a task that iterates it, or a consumer that takes elements at once and needs
-/// no task while it waits (a socket's queue): ``deliver(to:ended:)``.
+/// no task while it waits (a socket's queue): ``deliver(to:)``.
 ///
 /// Inlinable: a service's mailbox (its own buffer type, in its own module) is specialized
 /// there, so offering and reading cost no type-metadata lookups per element (unspecialized,
@@ -45,7 +60,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         /// While the reader waits in ``forward(trying:write:)``: where `offer` hands elements
         /// straight away.
         @usableFromInline var direct: (@Sendable (Buffer.Output) -> Bool)?
-        /// The consumer of ``deliver(to:ended:)``, instead of a reader.
+        /// The consumer of ``deliver(to:)``, instead of a reader.
         @usableFromInline var sink: Sink?
 
         @usableFromInline init(buffer: Buffer) {
@@ -65,7 +80,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         @inlinable mutating func feedSink() {
             guard sink != nil, sink!.refused == nil else { return }
             while let next = buffer.removeNext() {
-                guard sink!.take(next) else {
+                guard sink!.consumer.take(next) else {
                     sink!.refused = next
                     return
                 }
@@ -74,11 +89,11 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
 
         /// The sink, once the mailbox has ended and the sink has taken everything (or at once,
         /// when `dropping`): to be told, and dropped.
-        @inlinable mutating func takeEndedSink(dropping: Bool = false) -> (@Sendable (End) -> Void, End)? {
+        @inlinable mutating func takeEndedSink(dropping: Bool = false) -> (any MailboxConsumer<Buffer>, End)? {
             guard let end, let sink, dropping || sink.refused == nil else { return nil }
             self.sink = nil
             while buffer.removeNext() != nil {}
-            return (sink.ended, end)
+            return (sink.consumer, end)
         }
 
         /// Hands buffered elements to the waiting reader's `direct` while it takes them; the
@@ -94,16 +109,14 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
         }
     }
 
-    /// A consumer that takes elements without waiting; see ``deliver(to:ended:)``.
+    /// The consumer of ``deliver(to:)``, and what it refused.
     @usableFromInline struct Sink {
-        @usableFromInline let take: @Sendable (Buffer.Output) -> Bool
-        @usableFromInline let ended: @Sendable (End) -> Void
-        /// The element `take` refused, offered first when delivery resumes.
+        @usableFromInline let consumer: any MailboxConsumer<Buffer>
+        /// The element the consumer refused, offered first when delivery resumes.
         @usableFromInline var refused: Buffer.Output?
 
-        @usableFromInline init(take: @escaping @Sendable (Buffer.Output) -> Bool, ended: @escaping @Sendable (End) -> Void) {
-            self.take = take
-            self.ended = ended
+        @usableFromInline init(consumer: any MailboxConsumer<Buffer>) {
+            self.consumer = consumer
         }
     }
 
@@ -134,7 +147,7 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
             return (state.takeWaiter().map { ($0, .success(next)) }, true)
         }
         if let (waiter, result) = resumption { waiter.resume(with: result) }
-        if !accepted, let (ended, end) = state.withLock({ $0.takeEndedSink(dropping: true) }) { ended(end) }
+        if !accepted, let (consumer, end) = state.withLock({ $0.takeEndedSink(dropping: true) }) { consumer.mailboxEnded(end) }
         return accepted
     }
 
@@ -146,60 +159,79 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     /// Ends the mailbox once the buffered elements are read.
     @inlinable public func end(_ end: End) {
         let (waiter, sink) = state.withLock {
-            state -> (UnsafeContinuation<Buffer.Output?, any Error>?, (@Sendable (End) -> Void, End)?) in
+            state -> (UnsafeContinuation<Buffer.Output?, any Error>?, (any MailboxConsumer<Buffer>, End)?) in
             guard state.end == nil else { return (nil, nil) }
             state.end = end
             return (state.takeWaiter(), state.takeEndedSink())
         }
-        if let (ended, end) = sink { ended(end) }
+        if let (consumer, end) = sink { consumer.mailboxEnded(end) }
         switch end {
         case .finished: waiter?.resume(returning: nil)
         case .failed(let error): waiter?.resume(throwing: error)
         }
     }
 
-    /// Hands the buffered elements, then each one offered, to `take`, with no task waiting:
-    /// `take` runs in the producer's `offer`, under the mailbox's lock, and must neither wait
-    /// nor call back into this mailbox. An element `take` refuses (its consumer is behind)
-    /// waits, with those offered after it, in the buffer, whose policy applies as it would to
-    /// a slow reader, until ``resumeDelivery()``. Once the mailbox has ended and `take` has
-    /// taken what waited (as a reader reads what is buffered before the end), `ended` runs,
-    /// once, with how; an overflow, or ``stopDelivery(_:)``, ends it at once.
+    /// Hands the buffered elements, then each one offered, to `consumer`, with no task
+    /// waiting: its `take` runs in the producer's `offer`. An element it refuses (it is
+    /// behind) waits, with those offered after it, in the buffer, whose policy applies as it
+    /// would to a slow reader, until ``resumeDelivery()``. Once the mailbox has ended and the
+    /// consumer has taken what waited (as a reader reads what is buffered before the end),
+    /// it is told how, once; an overflow, or ``stopDelivery(_:)``, tells it at once.
     ///
     /// Instead of reading the mailbox: a mailbox has one consumer.
-    @inlinable public func deliver(
-        to take: @escaping @Sendable (Buffer.Output) -> Bool, ended: @escaping @Sendable (End) -> Void
-    ) {
-        let sink = state.withLock { state -> (@Sendable (End) -> Void, End)? in
+    @inlinable public func deliver(to consumer: some MailboxConsumer<Buffer>) {
+        let sink = state.withLock { state -> (any MailboxConsumer<Buffer>, End)? in
             precondition(state.sink == nil && state.waiter == nil, "a mailbox has one consumer")
-            state.sink = Sink(take: take, ended: ended)
+            state.sink = Sink(consumer: consumer)
             state.feedSink()
             return state.takeEndedSink()
         }
-        if let (ended, end) = sink { ended(end) }
+        if let (consumer, end) = sink { consumer.mailboxEnded(end) }
     }
 
-    /// The consumer of ``deliver(to:ended:)`` has room again: the element it refused, and
-    /// those after it, are offered to it again until it refuses one.
+    /// ``deliver(to:)`` to a consumer made of two functions: `take` takes or refuses an
+    /// element, `ended` hears the end.
+    @inlinable public func deliver(
+        to take: @escaping @Sendable (Buffer.Output) -> Bool, ended: @escaping @Sendable (End) -> Void
+    ) {
+        deliver(to: ClosureConsumer(take: take, ended: ended))
+    }
+
+    /// The consumer has room again: the element it refused, and those after it, are offered
+    /// to it again until it refuses one.
     @inlinable public func resumeDelivery() {
-        let sink = state.withLock { state -> (@Sendable (End) -> Void, End)? in
-            guard let refused = state.sink?.refused, state.sink!.take(refused) else { return nil }
+        let sink = state.withLock { state -> (any MailboxConsumer<Buffer>, End)? in
+            guard let refused = state.sink?.refused, state.sink!.consumer.take(refused) else { return nil }
             state.sink!.refused = nil
             state.feedSink()
             return state.takeEndedSink()
         }
-        if let (ended, end) = sink { ended(end) }
+        if let (consumer, end) = sink { consumer.mailboxEnded(end) }
     }
 
-    /// The consumer of ``deliver(to:ended:)`` is gone (its stream was cancelled): what waits
-    /// for it is dropped, the mailbox ends with `error` (unless it had ended), and `ended`
-    /// runs with that, unless it has run.
+    /// The consumer is gone (its stream was cancelled): what waits for it is dropped, the
+    /// mailbox ends with `error` (unless it had ended), and the consumer hears that, unless it
+    /// has heard its end.
     @inlinable public func stopDelivery(_ error: any Error) {
-        let sink = state.withLock { state -> (@Sendable (End) -> Void, End)? in
+        let sink = state.withLock { state -> (any MailboxConsumer<Buffer>, End)? in
             if state.end == nil { state.end = .failed(error) }
             return state.takeEndedSink(dropping: true).map { ($0.0, .failed(error)) }
         }
-        if let (ended, end) = sink { ended(end) }
+        if let (consumer, end) = sink { consumer.mailboxEnded(end) }
+    }
+
+    /// A consumer made of two functions.
+    @usableFromInline final class ClosureConsumer: MailboxConsumer {
+        @usableFromInline let takeElement: @Sendable (Buffer.Output) -> Bool
+        @usableFromInline let ended: @Sendable (End) -> Void
+
+        @inlinable init(take: @escaping @Sendable (Buffer.Output) -> Bool, ended: @escaping @Sendable (End) -> Void) {
+            takeElement = take
+            self.ended = ended
+        }
+
+        @inlinable func take(_ element: Buffer.Output) -> Bool { takeElement(element) }
+        @inlinable func mailboxEnded(_ end: End) { ended(end) }
     }
 
     /// The next buffered element without waiting: nil when none waits.

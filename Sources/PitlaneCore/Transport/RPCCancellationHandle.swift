@@ -8,8 +8,8 @@ public final class RPCCancellationHandle: Sendable {
         var deadlineExceeded = false
         var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
         var nextWaiter = 0
-        /// Run when the signal is raised; see ``whenRaised(_:)``.
-        var callbacks: [@Sendable () -> Void] = []
+        /// Told when the signal is raised; see ``observe(_:)``.
+        var observer: (any RPCCancellationObserver)?
     }
 
     private let state = Mutex(State())
@@ -51,27 +51,28 @@ public final class RPCCancellationHandle: Sendable {
 
     /// Raises the signal without cancelling `run`'s task: the RPC is over, and waiters may go.
     package func raise() {
-        let (waiters, callbacks) = state.withLock { state in
+        let (waiters, observer) = state.withLock { state in
             state.isCancelled = true
             defer {
                 state.waiters = [:]
-                state.callbacks = []
+                state.observer = nil
             }
-            return (Array(state.waiters.values), state.callbacks)
+            return (Array(state.waiters.values), state.observer)
         }
         for waiter in waiters { waiter.resume() }
-        for callback in callbacks { callback() }
+        observer?.rpcCancellationRaised()
     }
 
-    /// Runs `body` once the signal is raised (at once if it is): for an RPC whose response
-    /// goes on with no task to cancel (``RPCWriter/deliver(from:ended:)``).
-    func whenRaised(_ body: @escaping @Sendable () -> Void) {
+    /// Tells `observer` once the signal is raised (at once if it is): for an RPC whose
+    /// response goes on with no task to cancel (``RPCWriter/deliver(from:ended:)``). One
+    /// observer per RPC.
+    func observe(_ observer: some RPCCancellationObserver) {
         let now = state.withLock { state in
             if state.isCancelled { return true }
-            state.callbacks.append(body)
+            state.observer = observer
             return false
         }
-        if now { body() }
+        if now { observer.rpcCancellationRaised() }
     }
 
     /// Returns once the signal is raised, or the waiting task is cancelled.
@@ -125,4 +126,10 @@ public final class RPCCancellationHandle: Sendable {
     package func leave() {
         runningTask.withLock { $0 = nil }
     }
+}
+
+/// What an RPC with no task left is, to its cancellation handle: told when the RPC is
+/// cancelled, its deadline passes, or it ends.
+protocol RPCCancellationObserver: AnyObject, Sendable {
+    func rpcCancellationRaised()
 }
