@@ -100,6 +100,12 @@ func sendOnceToMany(writers: [RPCWriter<HelloReply>]) async throws {
     }
 }
 
+func followTicks(_ ticks: BoundedMailbox<SerializedMessage<HelloReply>>, response: RPCWriter<HelloReply>) async throws {
+    try await response.deliver(from: ticks) { end in
+        print("the follower is gone: \(end)")  // unsubscribe here
+    }
+}
+
 func protobufValues() throws {
     let request = HelloRequest.with { $0.name = "Ada" }
     let bytes = try request.serializedBytes()  // the binary wire format
