@@ -46,13 +46,25 @@ struct MailboxResponseTests {
         }
     }
 
+    /// An interceptor that passes every call on.
+    struct PassThrough: ServerInterceptor {
+        func intercept<Input: Sendable, Output: Sendable>(
+            request: StreamingServerRequest<Input>, context: ServerContext,
+            next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
+        ) async throws -> StreamingServerResponse<Output> {
+            try await next(request, context)
+        }
+    }
+
     /// Runs `body` with a client of a server whose Expand is `Publisher`'s.
     func withPublisher(
+        interceptors: [any ServerInterceptor] = [],
         _ body: (Pitlane_Test_Echo_Echo.Client<HTTP2ClientTransport>, Observed) async throws -> Void
     ) async throws {
         let observed = Observed()
         let server = GRPCServer(
-            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [Publisher(observed: observed)])
+            transport: HTTP2ServerTransport(address: .ipv4(host: "127.0.0.1", port: 0)), services: [Publisher(observed: observed)],
+            interceptors: interceptors)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await server.serve() }
             defer { server.beginGracefulShutdown() }
@@ -131,6 +143,27 @@ struct MailboxResponseTests {
             }
             #expect(error?.code == .deadlineExceeded)
             #expect(await observed.ended.stream.first { _ in true } == "CancellationError")
+        }
+    }
+
+    @Test("with a server interceptor the handler's task forwards, so that the interceptor sees the response end with the mailbox")
+    func intercepted() async throws {
+        try await withPublisher(interceptors: [PassThrough()]) { echo, observed in
+            let texts = try await echo.expand(EchoRequest()) { response in
+                while observed.mailbox.value == nil { try await Task.sleep(for: .milliseconds(5)) }
+                let mailbox = try #require(observed.mailbox.value)
+                mailbox.offer(SerializedMessage(EchoResponse.with { $0.text = "one" }))
+                var messages = response.messages.makeAsyncIterator()
+                var texts = [try await messages.next()?.text]
+                #expect(!observed.handlerReturned.value)  // still forwarding
+                mailbox.offer(SerializedMessage(EchoResponse.with { $0.text = "two" }))
+                mailbox.end(.finished)
+                while let message = try await messages.next() { texts.append(message.text) }
+                return texts
+            }
+            #expect(texts == ["one", "two"])
+            #expect(observed.handlerReturned.value)
+            #expect(await observed.ended.stream.first { _ in true } == "finished")
         }
     }
 }

@@ -16,13 +16,16 @@ where Serializer.Message: Sendable {
     let serializer: Serializer
     /// Whether the response went to a mailbox (``RPCWriter/deliver(from:ended:)``), and how
     /// far that and the handler are.
-    @usableFromInline let handOff = Mutex(HandOff.none)
+    @usableFromInline let handOff: Mutex<HandOff>
 
     /// A response handed to a mailbox and the handler's return, which come in either order:
     /// whichever is second ends the RPC.
     @usableFromInline enum HandOff: Sendable {
-        /// The handler writes the response itself.
+        /// The handler writes the response itself, so far.
         case none
+        /// The handler writes the response itself: server interceptors see it, and to them
+        /// a response ends when its producer returns.
+        case intercepted
         /// The mailbox delivers, until it ends or `delivery` is stopped (the RPC was
         /// cancelled, or the handler failed). `handlerResult` once the handler has returned,
         /// its task gone.
@@ -35,8 +38,9 @@ where Serializer.Message: Sendable {
     @usableFromInline
     init(
         request: StreamingServerRequest<Input>, context: ServerContext, target: RPCWriter<RPCResponsePart>.Closable,
-        observed: ObservedCall?, serializer: Serializer
+        observed: ObservedCall?, serializer: Serializer, intercepted: Bool
     ) {
+        handOff = Mutex(intercepted ? .intercepted : .none)
         self.request = request
         self.context = context
         self.target = target
@@ -77,7 +81,8 @@ where Serializer.Message: Sendable {
             }
         return ServerStreamingCall(
             request: StreamingServerRequest(metadata: metadata, messages: messages),
-            context: context, target: stream.outbound, observed: observed, serializer: serializer)
+            context: context, target: stream.outbound, observed: observed, serializer: serializer,
+            intercepted: !settings.interceptors.isEmpty)
     }
 
     @usableFromInline
@@ -177,7 +182,7 @@ where Serializer.Message: Sendable {
     func handlerReturned(_ result: (Status, Metadata)) -> (Status, Metadata)? {
         let (now, delivery) = handOff.withLock { state -> ((Status, Metadata)?, (any StoppableDelivery)?) in
             switch state {
-            case .none, .finished:
+            case .none, .intercepted, .finished:
                 return (result, nil)
             case .delivering(let delivery, _):
                 state = .delivering(delivery, handlerResult: result)

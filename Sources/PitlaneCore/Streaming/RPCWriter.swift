@@ -135,10 +135,12 @@ public struct RPCWriter<Element: Sendable>: Sendable, RPCWriterProtocol {
     /// with how; when the RPC ends first (cancelled, its deadline, the connection gone), the
     /// mailbox is ended with that (`CancellationError`).
     ///
-    /// Where the transport can (a server's stream), this returns at once and no task waits
-    /// for the mailbox: the handler returns, and an idle subscriber costs its mailbox and
-    /// its stream, not a task's stack. Elsewhere (an interceptor's writer, a client) it
-    /// forwards from the calling task until the mailbox ends, and throws its error.
+    /// Where the transport can (a server's stream, on a server without interceptors), this
+    /// returns at once and no task waits for the mailbox: the handler returns, and an idle
+    /// subscriber costs its mailbox and its stream, not a task's stack. Elsewhere it forwards
+    /// from the calling task until the mailbox ends, and throws its error: a server
+    /// interceptor (tracing, an access log) sees a response end when its producer returns,
+    /// and a client's writer has no such path.
     ///
     /// ```swift
     /// let follower = race.follow()  // a Mailbox of SerializedMessage<Position>
