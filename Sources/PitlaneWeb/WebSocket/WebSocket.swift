@@ -47,7 +47,7 @@ public final class WebSocket: Sendable {
     /// Queues `message` for the client if ``send(_:)`` would not wait; false, and nothing
     /// queued, when the client is ``WebSocketLimits/outboundHighWatermark`` bytes behind or the
     /// connection is closing. For a sender with no task to wait in (a room's broadcast, a
-    /// ``Mailbox`` delivering to this socket): ``whenReady(_:)`` says when to try again.
+    /// `Mailbox` delivering to this socket): ``whenReady(_:)`` says when to try again.
     public func trySend(_ message: WebSocketMessage) -> Bool {
         guard outbound.tryEnqueue(message.byteCount, wireBytes: 0) else { return false }
         connection.loop.execute { [connection] in connection.value.queue(message) }
