@@ -26,8 +26,8 @@ where Serializer.Message: Sendable {
         /// The handler writes the response itself: server interceptors see it, and to them
         /// a response ends when its producer returns.
         case intercepted
-        /// The mailbox delivers, until it ends or `delivery` is stopped (the RPC was
-        /// cancelled, or the handler failed). `handlerResult` once the handler has returned,
+        /// The mailbox delivers, until it ends or the delivery is stopped (the RPC was
+        /// cancelled, or the handler failed); `handlerResult` once the handler has returned,
         /// its task gone.
         case delivering(any StoppableDelivery, handlerResult: (Status, Metadata)?)
         /// The mailbox ended before the handler returned: cleanly (nil), or with this status.
