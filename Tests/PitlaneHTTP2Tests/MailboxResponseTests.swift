@@ -46,16 +46,6 @@ struct MailboxResponseTests {
         }
     }
 
-    /// An interceptor that passes every call on.
-    struct PassThrough: ServerInterceptor {
-        func intercept<Input: Sendable, Output: Sendable>(
-            request: StreamingServerRequest<Input>, context: ServerContext,
-            next: (StreamingServerRequest<Input>, ServerContext) async throws -> StreamingServerResponse<Output>
-        ) async throws -> StreamingServerResponse<Output> {
-            try await next(request, context)
-        }
-    }
-
     /// Runs `body` with a client of a server whose Expand is `Publisher`'s.
     func withPublisher(
         interceptors: [any ServerInterceptor] = [],
@@ -148,7 +138,7 @@ struct MailboxResponseTests {
 
     @Test("with a server interceptor the handler's task forwards, so that the interceptor sees the response end with the mailbox")
     func intercepted() async throws {
-        try await withPublisher(interceptors: [PassThrough()]) { echo, observed in
+        try await withPublisher(interceptors: [InterceptorParityTests.PassThrough()]) { echo, observed in
             let texts = try await echo.expand(EchoRequest()) { response in
                 while observed.mailbox.value == nil { try await Task.sleep(for: .milliseconds(5)) }
                 let mailbox = try #require(observed.mailbox.value)

@@ -131,23 +131,26 @@ public final class Mailbox<Buffer: MailboxBuffer>: AsyncSequence, Sendable {
     /// now or earlier.
     @discardableResult @inlinable
     public func offer(_ input: Buffer.Input) -> Bool {
-        let (resumption, accepted) = state.withLock {
-            state -> ((UnsafeContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool) in
-            guard state.end == nil else { return (nil, false) }
+        let (resumption, accepted, ended) = state.withLock {
+            state -> (
+                (UnsafeContinuation<Buffer.Output?, any Error>, Result<Buffer.Output?, any Error>)?, Bool,
+                (any MailboxConsumer<Buffer>, End)?
+            ) in
+            guard state.end == nil else { return (nil, false, nil) }
             if let overflow = state.buffer.append(input) {
                 state.end = .failed(overflow)
-                return (state.takeWaiter().map { ($0, .failure(overflow)) }, false)
+                return (state.takeWaiter().map { ($0, .failure(overflow)) }, false, state.takeEndedSink(dropping: true))
             }
-            if let direct = state.direct { return (state.handOverDirectly(direct), true) }
+            if let direct = state.direct { return (state.handOverDirectly(direct), true, nil) }
             if state.sink != nil {
                 state.feedSink()
-                return (nil, true)
+                return (nil, true, nil)
             }
-            guard state.waiter != nil, let next = state.buffer.removeNext() else { return (nil, true) }
-            return (state.takeWaiter().map { ($0, .success(next)) }, true)
+            guard state.waiter != nil, let next = state.buffer.removeNext() else { return (nil, true, nil) }
+            return (state.takeWaiter().map { ($0, .success(next)) }, true, nil)
         }
         if let (waiter, result) = resumption { waiter.resume(with: result) }
-        if !accepted, let (consumer, end) = state.withLock({ $0.takeEndedSink(dropping: true) }) { consumer.mailboxEnded(end) }
+        if let (consumer, end) = ended { consumer.mailboxEnded(end) }
         return accepted
     }
 

@@ -297,26 +297,23 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
             while let message = try call.nextMessage() {
                 stream.window.completed(messageOfSize: message.bytes.count + 5)
                 let part = try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound)
-                yield(part, to: inbound, on: stream, holding: &call)
+                withCall(&call, in: stream) { inbound.yield(part) }
             }
         } catch {
-            stream.call = call
-            inbound.finish(throwing: error)
-            call = stream.call ?? call
+            withCall(&call, in: stream) { inbound.finish(throwing: error) }
         }
         stream.call = call
         let early = stream.window.returnPartial(buffered: call.body.bufferedBytes)
         if early > 0 { session.consume(stream: id, bytes: early) }
     }
 
-    /// Hands `part` to the handler with the call back in its stream: a handler that takes
-    /// its requests as they are delivered may answer at once, from here (a response written
-    /// inline, or the status), and what that changes in the call is kept.
-    private func yield(
-        _ part: RPCRequestPart, to inbound: BufferedStream<RPCRequestPart>, on stream: ServerStream, holding call: inout ServerCall
-    ) {
+    /// Runs `deliver` (a request part, or the request's failure, handed to the handler) with
+    /// the call back in its stream: a handler that takes its requests as they are delivered
+    /// may answer at once, from here (a response written inline, or the status), and what
+    /// that changes in the call is kept.
+    private func withCall(_ call: inout ServerCall, in stream: ServerStream, _ deliver: () -> Void) {
         stream.call = call
-        inbound.yield(part)
+        deliver()
         call = stream.call ?? call
         stream.call = nil  // the body's buffer has one reference again
     }
@@ -329,12 +326,10 @@ final class HTTP2ServerConnection: HTTP2Connection, NGHTTP2SessionDelegate, Serv
             try call.appendBody(data)
             while let message = try call.nextMessage() {
                 let part = try call.requestPart(message, limit: config.rpc.maxMessageBytes, counting: stream.outbound)
-                yield(part, to: inbound, on: stream, holding: &call)
+                withCall(&call, in: stream) { inbound.yield(part) }
             }
         } catch {
-            stream.call = call
-            inbound.finish(throwing: error)
-            call = stream.call ?? call
+            withCall(&call, in: stream) { inbound.finish(throwing: error) }
         }
         stream.call = call
     }

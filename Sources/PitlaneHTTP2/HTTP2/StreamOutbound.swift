@@ -16,7 +16,7 @@ package final class StreamOutbound: LoopTaskCounter {
         /// Usually one; more when several tasks write to one WebSocket.
         var waiters: [Int: CheckedContinuation<Void, any Error>] = [:]
         var nextWaiter = 0
-        /// Run once the queue is at most at the watermark; see ``whenReady(_:)``.
+        /// Run once the queue is at most at the watermark; see ``whenReady(on:_:)``.
         var readyCallbacks: [@Sendable () -> Void] = []
 
         mutating func takeWaiters() -> [CheckedContinuation<Void, any Error>] {
@@ -143,26 +143,21 @@ package final class StreamOutbound: LoopTaskCounter {
         if wireBytes > 0 { sentWire.store(sentWire.load(ordering: .relaxed) + wireBytes, ordering: .relaxed) }
     }
 
-    /// How ``whenReady(_:)`` will run its callback.
-    package enum Readiness {
-        /// Not at all: the stream is closed.
-        case never
-        /// Now: the queue is at most at the watermark. The caller runs it.
-        case now
-        /// Once the loop has sent enough, from ``sent(_:)``.
-        case later
-    }
-
-    /// Keeps `callback` for when the queue is at most at the watermark again, the moment a
-    /// writer that used ``tryEnqueue(_:wireBytes:)`` waits for without a task; dropped if the
-    /// stream closes first.
-    package func whenReady(_ callback: @escaping @Sendable () -> Void) -> Readiness {
-        state.withLock { state in
-            if state.closed != nil { return .never }
-            if state.queuedBytes <= highWatermark { return .now }
-            state.readyCallbacks.append(callback)
-            return .later
+    /// Runs `body` as a task of `loop` once the queue is at most at the watermark (soon, if
+    /// it is now): the moment a writer that used ``tryEnqueue(_:wireBytes:)`` waits for
+    /// without a task. Never from within this call nor the loop's sending, so `body` may take
+    /// a lock its caller holds, or write again. False, and `body` never runs, once the stream
+    /// is closed; dropped if it closes first.
+    package func whenReady(on loop: EventLoop, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let readyNow = state.withLock { state -> Bool? in
+            if state.closed != nil { return nil }
+            if state.queuedBytes <= highWatermark { return true }
+            state.readyCallbacks.append { loop.execute(body) }
+            return false
         }
+        guard let readyNow else { return false }
+        if readyNow { loop.execute(body) }
+        return true
     }
 
     /// The loop sent `bytes`; wakes the writers once the queue is below the watermark.

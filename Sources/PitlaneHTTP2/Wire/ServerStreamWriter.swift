@@ -73,16 +73,9 @@ package struct ServerStreamWriter<Stream: ServerStreamHandle>: ClosableRPCWriter
 
     package var writesWithoutTask: Bool { true }
 
-    /// `body` runs as a task of the loop, never inside the loop's own sending (which tells
-    /// the outbound queue what left): it may write again.
+    /// `body` runs as a task of the loop (``StreamOutbound/whenReady(on:_:)``).
     package func whenReady(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let loop = stream.loop
-        switch outbound.whenReady({ loop.execute(body) }) {
-        case .never: return false
-        case .now: loop.execute(body)
-        case .later: break
-        }
-        return true
+        outbound.whenReady(on: stream.loop, body)
     }
 
     /// The status goes after the queued messages whatever their size (it adds no bytes); an

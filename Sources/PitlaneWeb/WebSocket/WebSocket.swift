@@ -59,7 +59,7 @@ public final class WebSocket: Sendable {
     /// the connection closes first. Never from within this call, so `body` may take a lock
     /// its caller holds.
     public func whenReady(_ body: @escaping @Sendable () -> Void) {
-        if case .now = outbound.whenReady(body) { connection.loop.execute(body) }
+        _ = outbound.whenReady(on: connection.loop, body)
     }
 
     /// ``send(_:)`` of a text message.
